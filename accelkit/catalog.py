@@ -1,0 +1,490 @@
+"""The hardware catalogue: load, validate, and find accelerators.
+
+``data/accelerators.csv`` holds one row per accelerator, every figure sourced
+(``source_url`` on every row) and dense; see ``data/README.md`` for the columns.
+A user's own CSV of extra devices merges in with ``load_catalog(path)``; it is
+read, never written. Problems are reported as :class:`CatalogError` naming the
+file, the CSV line, the column and what was expected.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import units
+from ._validate import check_choice, suggest
+
+__all__ = [
+    "CatalogError",
+    "load_catalog",
+    "load_cloud_prices",
+    "find",
+    "names",
+    "data_path",
+    "peak_flops",
+    "memory_bandwidth",
+    "memory_bytes",
+    "PRECISION_COLUMNS",
+    "NUMERIC_COLUMNS",
+]
+
+
+class CatalogError(ValueError):
+    """A catalogue file, row or device name is not what accelkit expects.
+
+    ``problems`` lists every problem found (file, line, column, expectation).
+    """
+
+    def __init__(self, message, problems=None):
+        self.problems = list(problems or [])
+        super().__init__(message)
+
+
+# --- schema -------------------------------------------------------------------------
+
+#: numeric column -> (what is expected, lowest allowed, highest allowed)
+NUMERIC_COLUMNS = {
+    "year": ("a year such as 2023", 1990, 2035),
+    "memory_gb": ("memory in GB, > 0", 0, 1e5),
+    "memory_bw_gbs": ("memory bandwidth in GB/s, > 0", 0, 1e6),
+    "fp64_tflops": ("dense FP64 TFLOP/s, > 0", 0, 1e5),
+    "fp32_tflops": ("dense FP32 TFLOP/s, > 0", 0, 1e5),
+    "tf32_tflops": ("dense TF32 TFLOP/s, > 0", 0, 1e5),
+    "bf16_tflops": ("dense BF16 TFLOP/s, > 0", 0, 1e5),
+    "fp16_tflops": ("dense FP16 TFLOP/s, > 0", 0, 1e5),
+    "fp8_tflops": ("dense FP8 TFLOP/s, > 0", 0, 1e5),
+    "int8_tops": ("dense INT8 TOP/s, > 0", 0, 1e5),
+    "int4_tops": ("dense INT4 TOP/s, > 0", 0, 1e5),
+    "int8_tops_sparse": ("2:4-sparse INT8 TOP/s, > 0", 0, 1e5),
+    "tdp_w": ("power in watts, > 0", 0, 1e5),
+    "interconnect_gbs": ("interconnect bandwidth in GB/s, > 0", 0, 1e6),
+    "price_usd": ("a price in USD, > 0", 0, 1e8),
+    "cloud_usd_per_hour": ("an hourly price in USD, > 0", 0, 1e5),
+}
+
+TEXT_COLUMNS = [
+    "name", "aliases", "vendor", "kind", "segment", "memory_type", "power_mode",
+    "interconnect", "host_interface", "price_date", "software_stack", "source_url",
+    "source_url_2", "retrieved", "notes",
+]
+
+#: columns a file must have (a user's file may leave most figures empty)
+REQUIRED_COLUMNS = ["name", "vendor", "kind", "segment", "source_url"]
+
+KINDS = ["gpu", "tpu", "npu", "asic", "fpga", "soc", "cpu"]
+SEGMENTS = ["datacenter", "workstation", "edge", "consumer"]
+SOFTWARE_STACKS = [
+    "cuda", "rocm", "xla", "gaudi", "cann", "openvino", "oneapi", "mps", "coreml",
+    "jetpack", "poplar", "cambricon", "hailo", "edgetpu", "neuron",
+]
+
+#: precision name -> catalogue column holding its dense peak
+PRECISION_COLUMNS = {
+    "fp64": "fp64_tflops",
+    "fp32": "fp32_tflops",
+    "tf32": "tf32_tflops",
+    "bf16": "bf16_tflops",
+    "fp16": "fp16_tflops",
+    "fp8": "fp8_tflops",
+    "int8": "int8_tops",
+    "int4": "int4_tops",
+}
+
+# Pairs (higher, lower, max ratio): a dense figure more than ~2x its neighbour in the
+# same matrix unit almost always means a sparse figure was copied into a dense column
+# (tensor units double throughput per halving of bits: tf32 -> bf16 -> fp8 -> fp4).
+_DENSE_RATIO_RULES = [
+    ("bf16_tflops", "tf32_tflops", 2.2),
+    ("fp16_tflops", "tf32_tflops", 2.2),
+    ("fp8_tflops", "bf16_tflops", 2.2),
+    ("fp8_tflops", "fp16_tflops", 2.2),
+    ("int4_tops", "int8_tops", 2.2),
+]
+# int8 against bf16/fp16 only where one engine provides both (SoCs add DLA/NPU TOPS).
+_SAME_ENGINE_KINDS = {"gpu", "tpu"}
+
+
+# --- files --------------------------------------------------------------------------
+
+def data_path(filename=""):
+    """Folder (or file inside it) holding the built-in tables.
+
+    Installed wheels carry the tables in ``accelkit/data``; a source checkout keeps
+    them in the repository's ``data/`` folder.
+    """
+    here = Path(__file__).resolve().parent
+    for folder in (here / "data", here.parent / "data"):
+        if (folder / "accelerators.csv").exists():
+            return folder / filename if filename else folder
+    raise CatalogError(
+        "the built-in catalogue (accelerators.csv) was not found next to the accelkit "
+        f"package ({here / 'data'}) or in the repository ({here.parent / 'data'}); "
+        "reinstall accelkit"
+    )
+
+
+def _line(index):
+    # CSV line number of a data row (line 1 is the header)
+    return int(index) + 2
+
+
+def _read_rows(path, origin):
+    path = Path(path)
+    if not path.exists():
+        raise CatalogError(f"{origin}: file not found: {path}")
+    if path.suffix.lower() not in {".csv", ".txt"}:
+        raise CatalogError(f"{origin}: expected a .csv file of devices, got {path.name}")
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise CatalogError(f"{origin}: {path} is not a readable CSV file ({exc})") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame.apply(lambda col: col.str.strip())
+
+
+def _validate_and_type(raw, origin, require_http):
+    """Turn a frame of strings into typed columns; collect every problem."""
+    problems = []
+    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
+    if missing:
+        raise CatalogError(
+            f"{origin}: missing column(s) {', '.join(missing)}; a catalogue CSV needs at "
+            f"least {', '.join(REQUIRED_COLUMNS)} (see data/README.md)",
+            [f"missing column {m}" for m in missing],
+        )
+    frame = raw.copy()
+    for col in TEXT_COLUMNS:
+        if col not in frame.columns:
+            frame[col] = ""
+    for col, (expected, low, high) in NUMERIC_COLUMNS.items():
+        text = frame[col] if col in frame.columns else pd.Series("", index=frame.index)
+        text = text.str.replace(",", "", regex=False)
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        not_numbers = (text != "") & values.isna()
+        for idx in frame.index[not_numbers]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name'] or 'no name'}), "
+                f"column {col}: expected {expected}, got {text[idx]!r}"
+            )
+        out_of_range = values.notna() & ((values <= low) | (values > high))
+        if col == "year":
+            out_of_range = values.notna() & ((values < low) | (values > high))
+        for idx in frame.index[out_of_range]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {col}: "
+                f"expected {expected}, got {values[idx]:g}"
+            )
+        frame[col] = values.astype(float)
+
+    for idx in frame.index[frame["name"] == ""]:
+        problems.append(f"{origin}, line {_line(idx)}: column name is empty; every device needs a name")
+    dupes = frame["name"].str.lower().duplicated(keep="first") & (frame["name"] != "")
+    for idx in frame.index[dupes]:
+        problems.append(f"{origin}, line {_line(idx)}: device {frame.at[idx, 'name']!r} appears twice")
+    for col, vocab in (("kind", KINDS), ("segment", SEGMENTS)):
+        bad = ~frame[col].str.lower().isin(vocab)
+        for idx in frame.index[bad]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {col}: "
+                f"expected one of {', '.join(vocab)}, got {frame.at[idx, col]!r}"
+            )
+        frame[col] = frame[col].str.lower()
+    for idx, stacks in frame["software_stack"].items():
+        for stack in filter(None, (s.strip().lower() for s in stacks.split("|"))):
+            if stack not in SOFTWARE_STACKS:
+                hint = suggest(stack, SOFTWARE_STACKS)
+                problems.append(
+                    f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column software_stack: "
+                    f"unknown stack {stack!r}; expected one of {', '.join(SOFTWARE_STACKS)}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                )
+    no_source = frame["source_url"] == ""
+    for idx in frame.index[no_source]:
+        problems.append(
+            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column source_url: "
+            "every device needs a source (a datasheet URL or a note of where the figures come from)"
+        )
+    if require_http:
+        not_url = ~no_source & ~frame["source_url"].str.match(r"https?://")
+        for idx in frame.index[not_url]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column source_url: "
+                f"expected a URL starting with http(s)://, got {frame.at[idx, 'source_url']!r}"
+            )
+    problems.extend(_sparse_in_dense_problems(frame, origin))
+    if problems:
+        shown = "\n  - ".join(problems[:25])
+        more = f"\n  … and {len(problems) - 25} more" if len(problems) > 25 else ""
+        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - {shown}{more}", problems)
+    return frame
+
+
+def _sparse_in_dense_problems(frame, origin):
+    problems = []
+    rules = list(_DENSE_RATIO_RULES)
+    for hi, lo, limit in rules:
+        ratio = frame[hi] / frame[lo]
+        for idx in frame.index[ratio > limit]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {hi}: "
+                f"{frame.at[idx, hi]:g} is {ratio[idx]:.1f}x {lo} ({frame.at[idx, lo]:g}); "
+                "expected at most ~2x for dense figures -- is it a 2:4-sparse figure?"
+            )
+    same_engine = frame["kind"].isin(_SAME_ENGINE_KINDS)
+    # GeForce-class cards run fp16/bf16 with fp32 accumulation at half rate, so their
+    # dense int8 is 4x the fp16 column (e.g. RTX 4090: 660.6 vs 165.2 in NVIDIA's
+    # Ada whitepaper); datacenter parts keep the 2x step.
+    limit = np.where(frame["segment"].isin(["consumer", "workstation"]), 4.4, 2.2)
+    for lo in ("fp8_tflops", "bf16_tflops", "fp16_tflops"):
+        ratio = frame["int8_tops"] / frame[lo]
+        lim = 2.2 if lo == "fp8_tflops" else limit
+        for idx in frame.index[same_engine & (ratio > lim)]:
+            problems.append(
+                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column int8_tops: "
+                f"{frame.at[idx, 'int8_tops']:g} is {ratio[idx]:.1f}x {lo}; expected at most "
+                f"~{2 if lo == 'fp8_tflops' or frame.at[idx, 'segment'] == 'datacenter' else 4}x "
+                "for dense figures -- is it a 2:4-sparse figure?"
+            )
+    copied = frame["int8_tops_sparse"].notna() & (frame["int8_tops"] >= frame["int8_tops_sparse"])
+    for idx in frame.index[copied]:
+        problems.append(
+            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column int8_tops: "
+            f"dense {frame.at[idx, 'int8_tops']:g} is not below the sparse figure "
+            f"{frame.at[idx, 'int8_tops_sparse']:g}; a sparse figure was copied into a dense column"
+        )
+    return problems
+
+
+@lru_cache(maxsize=1)
+def _builtin_catalog():
+    path = data_path("accelerators.csv")
+    frame = _validate_and_type(_read_rows(path, "built-in catalogue"), "built-in catalogue", True)
+    frame["origin"] = "built-in"
+    return frame
+
+
+@lru_cache(maxsize=1)
+def _builtin_prices():
+    path = data_path("cloud_prices.csv")
+    if not path.exists():
+        return pd.DataFrame(columns=["provider", "instance", "accelerator", "count", "usd_per_hour"])
+    return load_cloud_prices(path)
+
+
+def load_cloud_prices(path=None):
+    """Cloud instance prices (one row per instance) with ``usd_per_device_hour``.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A CSV with columns provider, instance, accelerator, count, usd_per_hour,
+        pricing, region, price_date, source_url. Default: the built-in table.
+    """
+    origin = "cloud prices" if path is None else f"cloud prices file {path}"
+    path = data_path("cloud_prices.csv") if path is None else Path(path)
+    raw = _read_rows(path, origin)
+    need = ["provider", "instance", "accelerator", "count", "usd_per_hour", "source_url"]
+    missing = [c for c in need if c not in raw.columns]
+    if missing:
+        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
+    frame = raw.copy()
+    problems = []
+    for col, expected in (("count", "a whole number of accelerators >= 1"), ("usd_per_hour", "an hourly price in USD > 0")):
+        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
+        bad = values.isna() | (values <= 0)
+        for idx in frame.index[bad & (frame[col] != "")]:
+            problems.append(f"{origin}, line {_line(idx)}, column {col}: expected {expected}, got {frame.at[idx, col]!r}")
+        frame[col] = values
+    for idx in frame.index[frame["source_url"] == ""]:
+        problems.append(f"{origin}, line {_line(idx)}, column source_url: every price needs a source")
+    if problems:
+        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    if "pricing" not in frame.columns:
+        frame["pricing"] = "on-demand"
+    frame["pricing"] = frame["pricing"].replace("", "on-demand")
+    frame = frame[frame["usd_per_hour"].notna()].copy()
+    frame["usd_per_device_hour"] = frame["usd_per_hour"] / frame["count"]
+    return frame.reset_index(drop=True)
+
+
+def _with_cloud_prices(frame, prices):
+    on_demand = prices[prices["pricing"].str.lower() == "on-demand"]
+    if on_demand.empty:
+        frame["cloud_instance"] = ""
+        frame["cloud_price_source"] = ""
+        return frame
+    keys = on_demand["accelerator"].str.lower()
+    cheapest = on_demand.loc[on_demand.groupby(keys)["usd_per_device_hour"].idxmin()]
+    cheapest = cheapest.set_index(cheapest["accelerator"].str.lower())
+    key = frame["name"].str.lower()
+    derived = key.map(cheapest["usd_per_device_hour"])
+    frame["cloud_usd_per_hour"] = frame["cloud_usd_per_hour"].fillna(derived)
+    label = cheapest["provider"] + " " + cheapest["instance"] + " (" + cheapest["count"].astype(int).astype(str) + "x)"
+    frame["cloud_instance"] = key.map(label).fillna("")
+    frame["cloud_price_source"] = key.map(cheapest["source_url"]).fillna("")
+    return frame
+
+
+def load_catalog(path=None, *, include_builtin=True, prices=True):
+    """Load the accelerator catalogue as a typed DataFrame, one row per device.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A user's CSV of extra devices (same columns as ``data/accelerators.csv``;
+        at least ``name, vendor, kind, segment, source_url``). Its rows are added to
+        the built-in ones; a row whose name matches a built-in device replaces it.
+        The file is only read.
+    include_builtin : bool
+        ``False`` loads only the user's file.
+    prices : bool
+        Fill ``cloud_usd_per_hour`` from ``data/cloud_prices.csv`` (cheapest
+        on-demand price per device-hour) where a row has none.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Numeric figures as float (NaN = not published), plus ``origin`` (where the
+        row came from), ``cloud_usd_per_hour``, ``cloud_instance`` and
+        ``cloud_price_source``.
+
+    Raises
+    ------
+    CatalogError
+        Naming the file, line, column and what was expected.
+    """
+    frames = []
+    if include_builtin:
+        frames.append(_builtin_catalog().copy())
+    if path is not None:
+        origin = f"user catalogue {Path(path).name}"
+        user = _validate_and_type(_read_rows(path, origin), origin, False)
+        user["origin"] = f"user file {Path(path).name}"
+        if frames:
+            replaced = frames[0]["name"].str.lower().isin(user["name"].str.lower())
+            frames[0] = frames[0][~replaced]
+        frames.append(user)
+    if not frames:
+        raise CatalogError("load_catalog: nothing to load (include_builtin=False and no path given)")
+    frame = pd.concat(frames, ignore_index=True)
+    extra = [c for c in frame.columns if c not in _ordered_columns()]
+    frame = frame[[c for c in _ordered_columns() if c in frame.columns] + extra]
+    if prices:
+        frame = _with_cloud_prices(frame, _builtin_prices())
+    return frame
+
+
+def _ordered_columns():
+    return [
+        "name", "aliases", "vendor", "kind", "segment", "year", "memory_gb", "memory_type",
+        "memory_bw_gbs", "fp64_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops",
+        "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "int8_tops_sparse", "tdp_w",
+        "power_mode", "interconnect", "interconnect_gbs", "host_interface", "price_usd",
+        "price_date", "cloud_usd_per_hour", "software_stack", "source_url", "source_url_2",
+        "retrieved", "notes", "origin",
+    ]
+
+
+# --- lookup -------------------------------------------------------------------------
+
+def _key(text):
+    return re.sub(r"[^0-9a-z]+", "", str(text).lower())
+
+
+_VENDOR_WORDS = re.compile(r"^(nvidia|amd|intel|google|huawei|tesla|geforce|radeon|instinct|habana|cloud)+")
+
+
+def _keys_for(row):
+    keys = {_key(row["name"])}
+    keys.update(_key(a) for a in str(row.get("aliases", "")).split("|") if a.strip())
+    keys.update({_VENDOR_WORDS.sub("", k) for k in keys})
+    keys.discard("")
+    return keys
+
+
+def names(catalog=None):
+    """All device names in the catalogue, in catalogue order."""
+    catalog = load_catalog() if catalog is None else catalog
+    return catalog["name"].tolist()
+
+
+def find(name, catalog=None):
+    """Find one device by name or alias (case-, space- and dash-insensitive).
+
+    ``find("h100 sxm")``, ``find("NVIDIA H100 80GB HBM3")`` (the name torch
+    reports) and ``find("Tesla T4")`` all work. A name that matches several
+    devices, or none, raises :class:`CatalogError` listing the candidates or the
+    closest names.
+
+    Returns
+    -------
+    pandas.Series
+        The device's row.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise CatalogError(f"device name must be a non-empty text, got {name!r}")
+    catalog = load_catalog() if catalog is None else catalog
+    query = _key(name)
+    stripped = _VENDOR_WORDS.sub("", query)
+    key_table = [(idx, _keys_for(row)) for idx, row in catalog.iterrows()]
+    exact = [idx for idx, keys in key_table if query in keys or stripped in keys]
+    if len(exact) == 1:
+        return catalog.loc[exact[0]]
+    if len(exact) > 1:
+        options = ", ".join(catalog.loc[exact, "name"])
+        raise CatalogError(f"device name {name!r} matches several devices: {options}; use the full name")
+    partial = [idx for idx, keys in key_table if any(stripped and stripped in k for k in keys)]
+    if len(partial) == 1:
+        return catalog.loc[partial[0]]
+    if len(partial) > 1:
+        options = ", ".join(catalog.loc[partial, "name"])
+        raise CatalogError(f"device name {name!r} matches several devices: {options}; use the full name")
+    all_names = catalog["name"].tolist()
+    aliases = {}
+    for n, a in zip(catalog["name"], catalog["aliases"]):
+        for alias in str(a).split("|"):
+            if alias.strip():
+                aliases[alias.strip()] = n
+    close = suggest(name, all_names + list(aliases), n=5)
+    close = list(dict.fromkeys(aliases.get(c, c) for c in close))[:3]
+    hint = f"; closest: {', '.join(close)}" if close else ""
+    raise CatalogError(f"unknown device {name!r}: not in the catalogue{hint}")
+
+
+# --- figures in SI units -------------------------------------------------------------
+
+def peak_flops(catalog, precision):
+    """Dense peak of each device at ``precision``, in FLOP/s (OP/s for integers).
+
+    NaN where the catalogue has no figure (not published, or not supported).
+    """
+    precision = check_choice("precision", precision, PRECISION_COLUMNS)
+    return units.tflops_to_flops(catalog[PRECISION_COLUMNS[precision]].astype(float))
+
+
+def memory_bandwidth(catalog):
+    """Peak device-memory bandwidth of each device, in bytes/s."""
+    return units.gbs_to_bytes_per_s(catalog["memory_bw_gbs"].astype(float))
+
+
+def memory_bytes(catalog):
+    """Device memory of each device, in bytes."""
+    return units.gb_to_bytes(catalog["memory_gb"].astype(float))
+
+
+def best_peak_flops(catalog, precisions=("bf16", "fp16", "fp32")):
+    """The first published peak among ``precisions`` for each device, in FLOP/s,
+    and the precision it came from (two Series)."""
+    value = pd.Series(np.nan, index=catalog.index)
+    source = pd.Series("", index=catalog.index)
+    for p in precisions:
+        col = peak_flops(catalog, p)
+        take = value.isna() & col.notna()
+        value[take] = col[take]
+        source[take] = p
+    return value, source

@@ -1,0 +1,147 @@
+"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``.
+
+Run ``accelkit --help`` for the list, ``accelkit COMMAND --help`` for options.
+Errors print one clear line to stderr and exit with status 2 (bad input) or 1
+(a failed step).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+DEFAULT_PORT = 8866
+
+
+def notebooks_dir():
+    """Folder holding the chapter notebooks (repository checkout or installed wheel)."""
+    here = Path(__file__).resolve().parent
+    for folder in (here.parent / "notebooks", here / "notebooks"):
+        if (folder / "app.ipynb").exists():
+            return folder
+    raise SystemExit("accelkit: the notebooks folder was not found; reinstall accelkit")
+
+
+def _voila_command(notebook, host, port, extra=()):
+    voila = shutil.which("voila") or str(Path(sys.executable).with_name("voila"))
+    return [
+        voila,
+        str(notebook),
+        "--no-browser",
+        f"--port={port}",
+        f"--Voila.ip={host}",
+        *extra,
+    ]
+
+
+def cmd_app(args):
+    notebook = notebooks_dir() / "app.ipynb"
+    if args.host not in ("127.0.0.1", "localhost", "::1"):
+        print(
+            f"accelkit: serving on {args.host}: anyone who can reach this address can use the app "
+            "(widgets only; no code cells are shown or executable, but each visit starts a Python kernel "
+            "on this machine). Prefer 127.0.0.1 and an SSH tunnel.",
+            file=sys.stderr,
+        )
+    cmd = _voila_command(notebook, args.host, args.port)
+    print(f"accelkit app: http://{args.host}:{args.port}/  (Ctrl-C to stop)", flush=True)
+    env = dict(os.environ)
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    try:
+        return subprocess.call(cmd, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+def cmd_devices(args):
+    from .catalog import CatalogError, find, load_catalog
+
+    try:
+        catalog = load_catalog(args.catalog)
+        if args.name:
+            row = find(args.name, catalog)
+            for key, value in row.items():
+                if value == value and value != "":
+                    print(f"{key:>20}: {value}")
+            return 0
+    except (CatalogError, ValueError) as exc:
+        print(f"accelkit: {exc}", file=sys.stderr)
+        return 2
+    cols = ["name", "vendor", "segment", "memory_gb", "memory_bw_gbs", "bf16_tflops", "int8_tops", "tdp_w"]
+    print(catalog[cols].to_string(index=False))
+    return 0
+
+
+def cmd_report(args):
+    from .report import ReportError, build_report
+
+    try:
+        index = build_report(
+            args.scenario, out_dir=args.out, chapters=args.chapters, force=args.force, progress=not args.quiet
+        )
+    except ReportError as exc:
+        print(f"accelkit report: {exc}", file=sys.stderr)
+        return exc.exit_code
+    print(f"report written: {index}")
+    return 0
+
+
+def cmd_probe(args):
+    from .probes import ProbeUnavailable, run_all, save_results
+
+    try:
+        frame = run_all(device=args.device, quick=args.quick, progress=not args.quiet)
+    except ProbeUnavailable as exc:
+        print(f"accelkit probe: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        path = save_results(frame, args.json, overwrite=args.force)
+        print(f"results written: {path}")
+    cols = [c for c in ("probe", "dtype", "shape", "measured", "unit", "datasheet", "ratio", "note") if c in frame]
+    print(frame[cols].to_string(index=False))
+    return 0
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(prog="accelkit", description="Choose AI accelerators and prove the choice with numbers.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    app = sub.add_parser("app", help="serve the Voila app (default http://127.0.0.1:8866)")
+    app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    app.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    app.set_defaults(func=cmd_app)
+
+    dev = sub.add_parser("devices", help="list the catalogue, or show one device")
+    dev.add_argument("name", nargs="?", help="a device name or alias")
+    dev.add_argument("--catalog", help="your own CSV of extra devices (read only)")
+    dev.set_defaults(func=cmd_devices)
+
+    rep = sub.add_parser("report", help="render the chapters for a scenario into HTML (papermill + nbconvert)")
+    rep.add_argument("--scenario", required=True, help="scenario file (.yaml or .json)")
+    rep.add_argument("--out", default=None, help="output folder (default reports/<scenario name>)")
+    rep.add_argument("--chapters", nargs="*", default=None, help="chapter names or numbers (default: all)")
+    rep.add_argument("--force", action="store_true", help="replace an existing report folder")
+    rep.add_argument("--quiet", action="store_true", help="no progress bar")
+    rep.set_defaults(func=cmd_report)
+
+    probe = sub.add_parser("probe", help="measure this machine: matmul FLOP/s, memory bandwidth, precision")
+    probe.add_argument("--quick", action="store_true", help="small sizes, under 30 s on a laptop CPU")
+    probe.add_argument("--device", default=None, help="torch device, e.g. cuda:0 or cpu (default: best available)")
+    probe.add_argument("--json", default=None, help="write the results to this JSON file")
+    probe.add_argument("--force", action="store_true", help="replace an existing JSON file")
+    probe.add_argument("--quiet", action="store_true", help="no progress bar")
+    probe.set_defaults(func=cmd_probe)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,92 @@
+"""Model presets (``data/models.csv``): sizes and shapes of well-known models.
+
+Every row carries ``source_url`` (paper or model card). Read through
+:func:`load_models`; look one up with :func:`find_model`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .catalog import CatalogError, _key, data_path
+from ._validate import suggest
+
+__all__ = ["load_models", "find_model", "model_names", "kv_elements_per_token"]
+
+_INT_COLUMNS = [
+    "year", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size",
+    "max_seq_len", "n_experts", "n_active_experts",
+]
+_FLOAT_COLUMNS = ["params", "active_params", "kv_elements_per_token_layer", "forward_flop_per_sample"]
+
+
+@lru_cache(maxsize=1)
+def _load():
+    path = data_path("models.csv")
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    problems = []
+    for col in _INT_COLUMNS + _FLOAT_COLUMNS:
+        text = frame[col].str.strip()
+        values = pd.to_numeric(text.where(text != ""), errors="coerce")
+        for idx in frame.index[(text != "") & values.isna()]:
+            problems.append(f"models.csv line {idx + 2}, column {col}: expected a number, got {text[idx]!r}")
+        frame[col] = values.astype(float)
+    for idx in frame.index[frame["source_url"].str.strip() == ""]:
+        problems.append(f"models.csv line {idx + 2}: source_url is empty")
+    if problems:
+        raise CatalogError("models.csv: " + "; ".join(problems), problems)
+    frame["active_params"] = frame["active_params"].fillna(frame["params"])
+    # head_dim is d_model / n_heads unless the model card says otherwise
+    frame["head_dim"] = frame["head_dim"].fillna(frame["d_model"] / frame["n_heads"])
+    frame["n_kv_heads"] = frame["n_kv_heads"].fillna(frame["n_heads"])
+    return frame
+
+
+def load_models():
+    """Model presets as a DataFrame, one row per model (a copy; safe to modify)."""
+    return _load().copy()
+
+
+def model_names():
+    """Names of the model presets."""
+    return _load()["name"].tolist()
+
+
+def find_model(name):
+    """One model preset by name or alias (case- and punctuation-insensitive).
+
+    Raises
+    ------
+    CatalogError
+        For an unknown name, listing the closest presets.
+    """
+    frame = _load()
+    if not isinstance(name, str) or not name.strip():
+        raise CatalogError(f"model name must be a non-empty text, got {name!r}")
+    query = _key(name)
+    for idx, row in frame.iterrows():
+        keys = {_key(row["name"])} | {_key(a) for a in str(row["aliases"]).split("|") if a.strip()}
+        if query in keys:
+            return row
+    close = suggest(name, frame["name"].tolist(), n=3)
+    hint = f"; closest: {', '.join(close)}" if close else f"; presets: {', '.join(frame['name'])}"
+    raise CatalogError(f"unknown model {name!r}{hint}")
+
+
+def kv_elements_per_token(model):
+    """KV-cache elements per token per layer for a preset row.
+
+    ``2 · n_kv_heads · head_dim`` for multi-head / grouped-query attention, or the
+    preset's ``kv_elements_per_token_layer`` where the architecture differs (e.g.
+    DeepSeek-V3's multi-head latent attention caches a compressed vector).
+    NaN for models without a KV cache (encoders, CNNs).
+    """
+    override = model.get("kv_elements_per_token_layer", np.nan)
+    if pd.notna(override):
+        return float(override)
+    if model.get("kind") not in ("decoder", "moe-decoder"):
+        return float("nan")
+    return 2.0 * float(model["n_kv_heads"]) * float(model["head_dim"])

@@ -1,0 +1,82 @@
+"""The references behind the numbers, and which chapter uses which.
+
+A chapter's last cell prints :func:`chapter_references` (PyBaMM-style): the papers,
+datasheets and documents behind what that chapter showed, plus the catalogue
+sources of the devices on screen.
+"""
+
+from __future__ import annotations
+
+__all__ = ["REFERENCES", "CHAPTERS", "chapter_references", "format_references"]
+
+REFERENCES = {
+    "kaplan2020": "J. Kaplan et al., Scaling Laws for Neural Language Models, arXiv:2001.08361 (2020), §2.1.",
+    "hoffmann2022": "J. Hoffmann et al., Training Compute-Optimal Large Language Models, arXiv:2203.15556 (2022).",
+    "brown2020": "T. Brown et al., Language Models are Few-Shot Learners, arXiv:2005.14165 (2020), appendix D.",
+    "chowdhery2022": "A. Chowdhery et al., PaLM: Scaling Language Modeling with Pathways, arXiv:2204.02311 (2022), appendix B (MFU).",
+    "touvron2023": "H. Touvron et al., Llama 2: Open Foundation and Fine-Tuned Chat Models, arXiv:2307.09288 (2023), table 2.",
+    "rajbhandari2020": "S. Rajbhandari et al., ZeRO: Memory Optimizations Toward Training Trillion Parameter Models, SC20, arXiv:1910.02054.",
+    "korthikanti2022": "V. Korthikanti et al., Reducing Activation Recomputation in Large Transformer Models, arXiv:2205.05198 (2022).",
+    "kwon2023": "W. Kwon et al., Efficient Memory Management for LLM Serving with PagedAttention (vLLM), SOSP 2023, arXiv:2309.06180.",
+    "dettmers2022": "T. Dettmers et al., 8-bit Optimizers via Block-wise Quantization, ICLR 2022, arXiv:2110.02861.",
+    "shazeer2018": "N. Shazeer, M. Stern, Adafactor: Adaptive Learning Rates with Sublinear Memory Cost, ICML 2018.",
+    "williams2009": "S. Williams, A. Waterman, D. Patterson, Roofline: An Insightful Visual Performance Model, CACM 52(4), 2009.",
+    "nvidia_perf_guide": "NVIDIA, GPU Performance Background User's Guide (Deep Learning Performance docs): GEMM arithmetic intensity.",
+    "dao2022": "T. Dao et al., FlashAttention: Fast and Memory-Efficient Exact Attention with IO-Awareness, NeurIPS 2022.",
+    "pope2023": "R. Pope et al., Efficiently Scaling Transformer Inference, MLSys 2023, arXiv:2211.05102.",
+    "patarasuk2009": "P. Patarasuk, X. Yuan, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), 2009.",
+    "nccl_tests": "NVIDIA nccl-tests, doc/PERFORMANCE.md: algorithm vs bus bandwidth of collectives.",
+    "li2020": "S. Li et al., PyTorch Distributed: Experiences on Accelerating Data Parallel Training, VLDB 2020.",
+    "ieee754": "IEEE Std 754-2019, IEEE Standard for Floating-Point Arithmetic.",
+    "micikevicius2018": "P. Micikevicius et al., Mixed Precision Training, ICLR 2018, arXiv:1710.03740.",
+    "micikevicius2022": "P. Micikevicius et al., FP8 Formats for Deep Learning, arXiv:2209.05433 (2022).",
+    "jacob2018": "B. Jacob et al., Quantization and Training of Neural Networks for Efficient Integer-Arithmetic-Only Inference, CVPR 2018.",
+    "patterson2021": "D. Patterson et al., Carbon Emissions and Large Neural Network Training, arXiv:2104.10350 (2021).",
+    "greengrid_pue": "The Green Grid, PUE: A Comprehensive Examination of the Metric, White Paper 49 (2012).",
+    "brealey": "R. Brealey, S. Myers, F. Allen, Principles of Corporate Finance, ch. 2 and 6 (discounted cash flows).",
+    "seed_003": "Source article (seed 003): AI accelerator selection guide -- five rules, scenarios, buying mistakes (figures checked here).",
+    "seed_000": "Source article (seed 000): AI accelerator primer -- device detection, gradient accumulation, mixed precision.",
+    "catalogue": "accelkit catalogue, data/accelerators.csv: one datasheet / vendor page per device (source_url column).",
+    "cloud_prices": "accelkit cloud prices, data/cloud_prices.csv: one pricing page per instance (source_url, price_date).",
+    "models": "accelkit model presets, data/models.csv: paper or model card per model (source_url column).",
+}
+
+CHAPTERS = {
+    "catalogue": ["catalogue", "williams2009"],
+    "demand": ["kaplan2020", "hoffmann2022", "brown2020", "chowdhery2022", "touvron2023", "rajbhandari2020",
+               "korthikanti2022", "kwon2023", "seed_003", "catalogue", "models"],
+    "roofline": ["williams2009", "nvidia_perf_guide", "dao2022", "pope2023", "kwon2023", "seed_003", "catalogue", "models"],
+    "precision": ["ieee754", "micikevicius2018", "micikevicius2022", "jacob2018", "seed_003", "seed_000", "catalogue"],
+    "energy_tco": ["patterson2021", "greengrid_pue", "brealey", "touvron2023", "seed_003", "catalogue", "cloud_prices"],
+    "cluster": ["patarasuk2009", "nccl_tests", "li2020", "rajbhandari2020", "korthikanti2022", "greengrid_pue",
+                "seed_000", "seed_003", "catalogue"],
+    "edge": ["williams2009", "jacob2018", "seed_003", "catalogue", "models"],
+}
+
+
+def format_references(keys):
+    """Numbered reference list for the given keys."""
+    return "\n".join(f"[{i}] {REFERENCES[k]}" for i, k in enumerate(keys, 1))
+
+
+def chapter_references(chapter, devices=None, catalog=None):
+    """Text listing the references of a chapter and the sources of the devices shown.
+
+    Parameters
+    ----------
+    chapter : str
+        A key of :data:`CHAPTERS`.
+    devices : sequence of str, optional
+        Device names on screen; their ``source_url`` is listed.
+    """
+    if chapter not in CHAPTERS:
+        raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
+    text = "References\n" + format_references(CHAPTERS[chapter])
+    if devices:
+        from .catalog import load_catalog
+
+        catalog = load_catalog() if catalog is None else catalog
+        rows = catalog[catalog["name"].isin(list(devices))]
+        lines = [f"  {r['name']}: {r['source_url']}" for _, r in rows.iterrows()]
+        text += "\n\nDevice figures from\n" + "\n".join(lines)
+    return text

@@ -1,0 +1,334 @@
+"""The scenario a person builds up across the chapters.
+
+A :class:`Scenario` holds what has been decided so far -- workload, model, data
+size, batch, precision, targets, budget, power envelope, deployment, must-have
+frameworks -- and travels between chapters as a JSON or YAML file (or, in the
+app, as one shared object). Every field is checked when it is set or loaded; a
+bad value raises :class:`ScenarioError` naming the field, the value and what was
+expected. Files written by accelkit carry a marker; a file without it (a user's
+own) is never overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from urllib.parse import parse_qs
+
+from ._validate import suggest
+
+__all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS"]
+
+WORKLOADS = ("training", "fine-tuning", "inference")
+DEPLOYMENTS = ("cloud", "on-prem", "edge")
+PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
+SEGMENTS = ("datacenter", "workstation", "edge", "consumer")
+_MARKER = "accelkit-scenario"
+
+
+class ScenarioError(ValueError):
+    """A scenario field has a value accelkit cannot use; ``field`` names it."""
+
+    def __init__(self, field_name, message):
+        self.field = field_name
+        super().__init__(f"scenario field '{field_name}': {message}")
+
+
+def _num(low=None, high=None, integer=False, allow_none=False, low_open=False):
+    def check(name, value):
+        if value is None and allow_none:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            try:
+                value = float(value)
+            except (TypeError, ValueError):
+                raise ScenarioError(name, f"expected a number, got {value!r}") from None
+        if math.isnan(value) or math.isinf(value):
+            raise ScenarioError(name, f"expected a finite number, got {value!r}")
+        if low is not None and (value < low or (low_open and value == low)):
+            raise ScenarioError(name, f"expected a number {'>' if low_open else '>='} {low:g}, got {value:g}")
+        if high is not None and value > high:
+            raise ScenarioError(name, f"expected a number <= {high:g}, got {value:g}")
+        if integer:
+            if value != int(value):
+                raise ScenarioError(name, f"expected a whole number, got {value:g}")
+            return int(value)
+        return float(value)
+
+    return check
+
+
+def _choice(options):
+    def check(name, value):
+        if not isinstance(value, str) or value.strip().lower() not in options:
+            hint = suggest(str(value), options)
+            extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+            raise ScenarioError(name, f"expected one of {', '.join(options)}, got {value!r}{extra}")
+        return value.strip().lower()
+
+    return check
+
+
+def _text(name, value):
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise ScenarioError(name, f"expected a text, got {value!r}")
+    return value.strip()
+
+
+def _text_list(options=None):
+    def check(name, value):
+        if value is None or value == "":
+            return []
+        if isinstance(value, str):
+            value = [v for v in (p.strip() for p in value.replace(";", ",").split(",")) if v]
+        if not isinstance(value, (list, tuple)):
+            raise ScenarioError(name, f"expected a list of names, got {value!r}")
+        out = []
+        for item in value:
+            if not isinstance(item, str):
+                raise ScenarioError(name, f"expected names (text), got {item!r}")
+            item = item.strip()
+            if options is not None:
+                item = _choice(options)(name, item)
+            out.append(item)
+        return out
+
+    return check
+
+
+def _weights(name, value):
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ScenarioError(name, f"expected a mapping of criterion to weight, got {value!r}")
+    out = {}
+    for key, weight in value.items():
+        out[str(key)] = _num(low=0, high=100)(f"{name}.{key}", weight)
+    return out
+
+
+def _spec(default, check, help_text, unit=""):
+    return field(default=default, metadata={"check": check, "help": help_text, "unit": unit})
+
+
+@dataclass
+class Scenario:
+    """What a person wants to run, and under which constraints.
+
+    Units are in the field names or in :data:`FIELD_HELP`; time targets are in the
+    units people use (days, milliseconds) and converted by the formulas' callers.
+    """
+
+    name: str = _spec("my scenario", _text, "A name for this scenario")
+    workload: str = _spec("training", _choice(WORKLOADS), "training, fine-tuning or inference")
+    model: str = _spec("Llama-2 7B", _text, "A model preset from data/models.csv, or 'custom'")
+    params: float | None = _spec(None, _num(low=1, allow_none=True), "Parameters of a custom model", "count")
+    tokens: float = _spec(2e10, _num(low=1), "Training tokens (or samples) to process", "count")
+    batch_size: int = _spec(32, _num(low=1, high=1e7, integer=True), "Sequences (samples) per step", "count")
+    seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), "Tokens per sequence", "tokens")
+    output_tokens: int = _spec(256, _num(low=1, high=1e6, integer=True), "Tokens generated per request (inference)", "tokens")
+    precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
+    utilization: float = _spec(0.4, _num(low=0, high=1, low_open=True), "Fraction of peak FLOP/s achieved (MFU)", "0-1")
+    time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), "Finish training within", "days")
+    latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True), "Per-token (inference) latency target", "ms")
+    requests_per_s: float = _spec(1.0, _num(low=0, high=1e9, low_open=True), "Inference requests per second to serve", "1/s")
+    budget_usd: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Total budget over the horizon", "USD")
+    power_envelope_w: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Power available per device", "W")
+    deployment: str = _spec("cloud", _choice(DEPLOYMENTS), "cloud, on-prem or edge")
+    segments: list = field(
+        default_factory=list, metadata={"check": _text_list(SEGMENTS), "help": "Allowed segments (empty: all)", "unit": ""}
+    )
+    frameworks: list = field(
+        default_factory=lambda: ["pytorch"],
+        metadata={"check": _text_list(FRAMEWORKS), "help": "Frameworks that must work", "unit": ""},
+    )
+    custom_cuda_kernels: bool = _spec(False, None, "The team owns custom CUDA kernels")
+    devices: list = field(
+        default_factory=list, metadata={"check": _text_list(), "help": "Devices shortlisted so far", "unit": ""}
+    )
+    n_devices: int = _spec(8, _num(low=1, high=1e6, integer=True), "Devices in the cluster", "count")
+    horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
+    hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")
+    electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), "Electricity tariff", "USD/kWh")
+    pue: float = _spec(1.4, _num(low=1, high=5), "Power usage effectiveness of the hall", "")
+    streams: int = _spec(10, _num(low=1, high=1e6, integer=True), "Video streams (edge)", "count")
+    frames_per_s: float = _spec(30.0, _num(low=0, high=1e4, low_open=True), "Frames per second per stream (edge)", "1/s")
+    weights: dict = field(
+        default_factory=dict,
+        metadata={"check": _weights, "help": "Ranking weights per criterion (0-100)", "unit": ""},
+    )
+
+    def __post_init__(self):
+        for f in fields(self):
+            self._set_checked(f, getattr(self, f.name))
+
+    def _set_checked(self, f, value):
+        check = f.metadata.get("check")
+        if f.name == "custom_cuda_kernels":
+            if not isinstance(value, bool):
+                if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
+                    value = value.lower() in ("true", "yes", "1")
+                else:
+                    raise ScenarioError(f.name, f"expected true or false, got {value!r}")
+        elif check is not None:
+            value = check(f.name, value)
+        object.__setattr__(self, f.name, value)
+
+    def __setattr__(self, name, value):
+        spec = {f.name: f for f in fields(self)}
+        if name not in spec:
+            hint = suggest(name, list(spec))
+            raise ScenarioError(name, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+        self._set_checked(spec[name], value)
+
+    # --- conversions ----------------------------------------------------------------
+
+    def to_dict(self):
+        """Plain dict of every field (JSON/YAML-ready)."""
+        return asdict(self)
+
+    @classmethod
+    def field_names(cls):
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_dict(cls, data, source="scenario"):
+        """Build from a mapping; unknown keys raise :class:`ScenarioError` with a suggestion."""
+        if not isinstance(data, dict):
+            raise ScenarioError("(file)", f"{source}: expected a mapping of field: value, got {type(data).__name__}")
+        data = {k: v for k, v in data.items() if k != _MARKER}
+        known = cls.field_names()
+        for key in data:
+            if key not in known:
+                hint = suggest(str(key), known)
+                raise ScenarioError(
+                    str(key), f"{source}: no such field" + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                )
+        return cls(**data)
+
+    def update(self, **changes):
+        """Set several fields at once (each checked); returns ``self``."""
+        for key, value in changes.items():
+            setattr(self, key, value)
+        return self
+
+    def copy(self):
+        return Scenario.from_dict(self.to_dict())
+
+    @classmethod
+    def load(cls, path):
+        """Read a scenario from a ``.json``, ``.yaml`` or ``.yml`` file."""
+        path = Path(path)
+        if not path.exists():
+            raise ScenarioError("(file)", f"file not found: {path}")
+        text = path.read_text(encoding="utf-8")
+        suffix = path.suffix.lower()
+        try:
+            if suffix == ".json":
+                data = json.loads(text)
+            elif suffix in (".yaml", ".yml"):
+                import yaml
+
+                data = yaml.safe_load(text) or {}
+            else:
+                raise ScenarioError("(file)", f"{path.name}: expected a .json, .yaml or .yml file")
+        except (json.JSONDecodeError, ValueError) as exc:
+            if isinstance(exc, ScenarioError):
+                raise
+            raise ScenarioError("(file)", f"{path.name} is not valid {suffix[1:].upper()}: {exc}") from exc
+        except Exception as exc:  # yaml.YAMLError without importing yaml at module level
+            raise ScenarioError("(file)", f"{path.name} is not valid YAML: {exc}") from exc
+        return cls.from_dict(data, source=path.name)
+
+    def save(self, path, overwrite=False):
+        """Write the scenario as JSON or YAML (by suffix).
+
+        An existing file is replaced only if accelkit wrote it (it carries the
+        ``accelkit-scenario`` marker) or ``overwrite=True``; a user's own file is
+        never silently replaced.
+        """
+        path = Path(path)
+        if path.exists() and not overwrite and not _written_by_accelkit(path):
+            raise FileExistsError(
+                f"{path} exists and was not written by accelkit; choose another file name "
+                "or pass overwrite=True"
+            )
+        data = {_MARKER: 1, **self.to_dict()}
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            text = json.dumps(data, indent=2) + "\n"
+        elif suffix in (".yaml", ".yml"):
+            import yaml
+
+            text = yaml.safe_dump(data, sort_keys=False)
+        else:
+            raise ScenarioError("(file)", f"{path.name}: expected a .json, .yaml or .yml file name")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def from_query_string(cls, query, base=None):
+        """Apply URL query parameters (``?model=Llama-2+70B&batch_size=8``) to a scenario.
+
+        Lists are comma-separated (``devices=H100 SXM,MI300X``). Unknown names raise
+        :class:`ScenarioError`.
+        """
+        scenario = (base or cls()).copy()
+        parsed = parse_qs(query.lstrip("?"), keep_blank_values=False)
+        known = {f.name: f for f in fields(cls)}
+        for key, values in parsed.items():
+            if key not in known:
+                hint = suggest(key, list(known))
+                raise ScenarioError(key, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+            value = values[-1]
+            if known[key].type in ("list",) or isinstance(getattr(scenario, key), list):
+                setattr(scenario, key, value)
+            elif isinstance(getattr(scenario, key), dict):
+                setattr(scenario, key, json.loads(value))
+            else:
+                setattr(scenario, key, value)
+        return scenario
+
+    def to_query_string(self, keys=None):
+        """URL query string of the given fields (default: every field differing from defaults)."""
+        from urllib.parse import urlencode
+
+        default = Scenario()
+        out = {}
+        for f in fields(self):
+            if keys is not None and f.name not in keys:
+                continue
+            value = getattr(self, f.name)
+            if keys is None and value == getattr(default, f.name):
+                continue
+            if isinstance(value, list):
+                value = ",".join(value)
+            elif isinstance(value, dict):
+                value = json.dumps(value)
+            out[f.name] = value
+        return urlencode(out)
+
+
+def _written_by_accelkit(path):
+    try:
+        head = Path(path).read_text(encoding="utf-8")[:200]
+    except OSError:
+        return False
+    return _MARKER in head
+
+
+def load(path):
+    """Shorthand for :meth:`Scenario.load`."""
+    return Scenario.load(path)
+
+
+#: field name -> (help text, unit)
+FIELD_HELP = {f.name: (f.metadata.get("help", ""), f.metadata.get("unit", "")) for f in fields(Scenario)}

@@ -1,0 +1,191 @@
+"""The pieces every panel shares: live figure outputs, error messages, the Panel class."""
+
+from __future__ import annotations
+
+import html
+import logging
+import time
+
+import json
+
+import ipywidgets as W
+from IPython.display import HTML, display
+
+log = logging.getLogger("accelkit.ui")
+
+_CSS = """
+<style>
+.ak-error {background:#fdecea;border-left:4px solid #d93025;padding:6px 10px;margin:4px 0;color:#5f2120}
+.ak-summary {background:#eef6ee;border-left:4px solid #3c8d40;padding:6px 10px;margin:4px 0;font-size:14px}
+.ak-note {color:#555;font-size:12px}
+.ak-table table {border-collapse:collapse;font-size:12px}
+.ak-table th, .ak-table td {border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}
+.ak-table th:first-child, .ak-table td:first-child {text-align:left}
+.ak-figures {font-size:13px}
+</style>
+"""
+
+
+PLOTLY_MIMETYPE = "application/vnd.plotly.v1+json"
+
+
+def figure_bundle(fig):
+    """The plotly mime bundle of a figure (what JupyterLab and Voilà render).
+
+    Built from ``fig.to_json()`` rather than ``plotly.io.renderers``: the renderers
+    module imports nbformat -> jsonschema, whose optional rfc3987 grammar takes ~3 s
+    to import, on every kernel start.
+    """
+    spec = json.loads(fig.to_json())
+    spec["config"] = {"displaylogo": False, "responsive": True}
+    return {PLOTLY_MIMETYPE: spec, "text/plain": f"<plotly figure: {fig.layout.title.text or ''}>"}
+
+
+class FigureOutput(W.Output):
+    """An Output widget whose content is *assigned*, never captured.
+
+    Assigning ``outputs`` is reliable in JupyterLab, Voilà and nbclient runs;
+    ``with out:`` capture intermittently hangs Voilà pages (nbclient issue #312).
+    """
+
+    def show(self, fig):
+        self.figure = fig
+        self.outputs = ({"output_type": "display_data", "metadata": {}, "data": figure_bundle(fig)},)
+
+
+class HTMLOutput(W.HTML):
+    """An HTML widget for tables and sentences."""
+
+
+def error_html(message):
+    return f'<div class="ak-error"><b>Check this input:</b> {html.escape(str(message))}</div>'
+
+
+def summary_html(sentences):
+    if isinstance(sentences, str):
+        sentences = [sentences]
+    body = "<br>".join(html.escape(s) for s in sentences if s)
+    return f'<div class="ak-summary">{body}</div>' if body else ""
+
+
+def table_html(frame, formats=None, max_rows=60, escape=True):
+    """A compact HTML table of a DataFrame (numbers formatted per column)."""
+    formats = formats or {}
+    shown = frame.head(max_rows)
+    body = shown.to_html(index=False, escape=escape, formatters=formats, na_rep="—", border=0)
+    more = f'<div class="ak-note">… {len(frame) - max_rows} more rows</div>' if len(frame) > max_rows else ""
+    return f'<div class="ak-table">{body}{more}</div>'
+
+
+class Panel:
+    """A chapter's live panel: controls in, figures, tables and a summary out.
+
+    Subclasses define ``controls`` (a dict of widgets, built in ``__init__``),
+    ``compute()`` (pure: reads control values, returns a dict with at least
+    ``summary`` -- a list of sentences -- and any ``figures`` / ``tables``) and may
+    override ``layout()``. Every control change calls :meth:`refresh`; a
+    ``ValueError`` from the formulas becomes an in-page message and the last good
+    figures stay on screen.
+    """
+
+    title = ""
+
+    def __init__(self):
+        self.controls = {}
+        self.message = W.HTML(layout=W.Layout(width="100%"))
+        self.summary = W.HTML(layout=W.Layout(width="100%"))
+        self.figure_outputs = {}
+        self.table_outputs = {}
+        self.result = None
+        self.error = None
+        self.last_refresh_s = None
+        self._widget = None
+        self._suspended = False
+
+    # --- wiring -------------------------------------------------------------------
+    def watch(self):
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    def _on_change(self, _change):
+        if not self._suspended:
+            self.refresh()
+
+    def set(self, **values):
+        """Set several controls at once, then recompute once (used by check cells and tests)."""
+        self._suspended = True
+        try:
+            for key, value in values.items():
+                self.controls[key].value = value
+        finally:
+            self._suspended = False
+        self.refresh()
+
+    def figure(self, name):
+        return self.figure_outputs[name]
+
+    def refresh(self):
+        """Recompute and redraw; an input error shows as a message in the page."""
+        start = time.perf_counter()
+        try:
+            result = self.compute()
+        except ValueError as exc:
+            self.error = str(exc)
+            self.message.value = error_html(exc)
+            return None
+        except Exception as exc:  # never a traceback in the page
+            log.exception("panel %s failed", type(self).__name__)
+            self.error = f"{type(exc).__name__}: {exc}"
+            self.message.value = error_html(f"something went wrong ({type(exc).__name__}: {exc})")
+            return None
+        self.error = None
+        self.message.value = ""
+        self.result = result
+        self.summary.value = summary_html(result.get("summary", []))
+        for name, fig in result.get("figures", {}).items():
+            self.figure_outputs.setdefault(name, FigureOutput()).show(fig)
+        for name, table in result.get("tables", {}).items():
+            self.table_outputs.setdefault(name, HTMLOutput()).value = table
+        self.last_refresh_s = time.perf_counter() - start
+        return result
+
+    def compute(self):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    # --- display ------------------------------------------------------------------
+    def control_box(self):
+        return W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
+
+    def layout(self):
+        parts = [W.HTML(_CSS), self.control_box(), self.message, self.summary]
+        parts += list(self.figure_outputs.values())
+        parts += list(self.table_outputs.values())
+        return W.VBox(parts)
+
+    @property
+    def widget(self):
+        if self._widget is None:
+            self._widget = self.layout()
+        return self._widget
+
+    def show(self, static=False):
+        """Display the live panel, or (``static=True``) plain figures and tables for a report."""
+        if static:
+            display(HTML(_CSS))
+            if self.error:
+                display(HTML(error_html(self.error)))
+            if self.result:
+                display(HTML(summary_html(self.result.get("summary", []))))
+                for fig in self.result.get("figures", {}).values():
+                    display(fig)
+                for table in self.result.get("tables", {}).values():
+                    display(HTML(table))
+            return None
+        display(self.widget)
+        return None
+
+    def summary_text(self):
+        """The summary sentences as plain text (for check cells)."""
+        if self.error:
+            return f"ERROR: {self.error}"
+        return "\n".join(self.result.get("summary", [])) if self.result else ""

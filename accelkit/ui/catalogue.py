@@ -1,0 +1,124 @@
+"""Chapter 00: explore the catalogue (filters, compute vs bandwidth, efficiency)."""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+import pandas as pd
+
+from .. import plots
+from ..catalog import PRECISION_COLUMNS, load_catalog
+from . import controls as C
+from ._base import Panel, table_html
+
+__all__ = ["CataloguePanel", "filter_catalog"]
+
+
+def filter_catalog(catalog, segments=(), vendors=(), precision="bf16", min_memory_gb=0.0, require_precision=False):
+    """Rows matching the filters (empty selections mean "all").
+
+    Raises ``ValueError`` for a negative memory floor or an unknown segment/vendor.
+    """
+    if min_memory_gb is None or not np.isfinite(min_memory_gb) or min_memory_gb < 0:
+        raise ValueError(f"minimum memory must be a number of GB >= 0; got {min_memory_gb}")
+    if precision not in PRECISION_COLUMNS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISION_COLUMNS)}; got {precision!r}")
+    keep = pd.Series(True, index=catalog.index)
+    if segments:
+        unknown = set(segments) - set(catalog["segment"])
+        if unknown:
+            raise ValueError(f"segment {sorted(unknown)[0]!r} is not in the catalogue")
+        keep &= catalog["segment"].isin(segments)
+    if vendors:
+        keep &= catalog["vendor"].isin(vendors)
+    if min_memory_gb > 0:
+        keep &= catalog["memory_gb"] >= min_memory_gb
+    if require_precision:
+        keep &= catalog[PRECISION_COLUMNS[precision]].notna()
+    return catalog[keep]
+
+
+def _link(url):
+    if not url:
+        return ""
+    host = url.split("/")[2] if "//" in url else url
+    return f'<a href="{html.escape(url)}" target="_blank" rel="noopener">{html.escape(host)}</a>'
+
+
+class CataloguePanel(Panel):
+    """Filter the catalogue and compare devices on compute, bandwidth and efficiency."""
+
+    title = "Catalogue explorer"
+
+    def __init__(self, segments=(), vendors=(), precision="bf16", min_memory_gb=0.0, catalog=None, catalog_path=None):
+        super().__init__()
+        self.catalog = catalog if catalog is not None else load_catalog(catalog_path or None)
+        self.controls = {
+            "segments": C.multi_choice("segment", sorted(self.catalog["segment"].unique()), segments, rows=4),
+            "vendors": C.multi_choice("vendor", sorted(self.catalog["vendor"].unique()), vendors, rows=4),
+            "precision": C.precision_picker(precision),
+            "min_memory_gb": C.number("min. memory", min_memory_gb, "GB", tooltip="devices with at least this much memory"),
+        }
+        self.watch()
+        self.refresh()
+
+    def compute(self):
+        v = {k: c.value for k, c in self.controls.items()}
+        precision = v["precision"]
+        col = PRECISION_COLUMNS[precision]
+        data = filter_catalog(self.catalog, v["segments"], v["vendors"], precision, v["min_memory_gb"])
+        unit = "TOP/s" if precision.startswith("int") else "TFLOP/s"
+        summary = [f"{len(data)} of {len(self.catalog)} devices match the filters."]
+        known = data.dropna(subset=[col])
+        if known.empty:
+            summary.append(f"None of them publishes a dense {precision} figure.")
+        else:
+            top = known.loc[known[col].idxmax()]
+            summary.append(
+                f"Highest dense {precision} peak: {top['name']} at {top[col]:,.1f} {unit} "
+                f"({top['memory_bw_gbs']:,.0f} GB/s of memory bandwidth)."
+                if pd.notna(top["memory_bw_gbs"])
+                else f"Highest dense {precision} peak: {top['name']} at {top[col]:,.1f} {unit}."
+            )
+            eff = known.dropna(subset=["tdp_w"])
+            if not eff.empty:
+                per_w = eff[col] / eff["tdp_w"]
+                best = eff.loc[per_w.idxmax()]
+                summary.append(
+                    f"Most {precision} per watt: {best['name']} at {per_w.max():.2f} {unit}/W "
+                    f"({best[col]:,.1f} / {best['tdp_w']:.0f} W)."
+                )
+            gap = len(data) - len(known)
+            if gap:
+                summary.append(f"{gap} matching devices publish no dense {precision} figure and are left off the charts.")
+        table = data[["name", "vendor", "segment", "memory_gb", "memory_bw_gbs", col, "tdp_w", "cloud_usd_per_hour", "source_url"]].copy()
+        table = table.sort_values(col, ascending=False, na_position="last")
+        table["source_url"] = table["source_url"].map(_link)
+        table.columns = ["device", "vendor", "segment", "memory [GB]", "bandwidth [GB/s]", f"{precision} [{unit}]",
+                         "TDP [W]", "cloud [USD/h]", "source"]
+        fmt = {"memory [GB]": "{:,.0f}".format, "bandwidth [GB/s]": "{:,.0f}".format,
+               f"{precision} [{unit}]": "{:,.1f}".format, "TDP [W]": "{:,.0f}".format, "cloud [USD/h]": "{:,.2f}".format}
+        return {
+            "data": data,
+            "summary": summary,
+            "figures": {
+                "scatter": plots.catalogue_scatter(data, precision),
+                "efficiency": plots.efficiency_bar(data, precision),
+            },
+            "tables": {"devices": table_html(table, fmt, escape=False)},
+        }
+
+    def key_figures(self):
+        """Plain-text figures for check cells."""
+        if self.error:
+            return f"ERROR: {self.error}"
+        data = self.result["data"]
+        precision = self.controls["precision"].value
+        col = PRECISION_COLUMNS[precision]
+        known = data.dropna(subset=[col])
+        lines = [f"devices shown: {len(data)}", f"with a dense {precision} figure: {len(known)}"]
+        if not known.empty:
+            top = known.loc[known[col].idxmax()]
+            lines.append(f"highest {precision}: {top['name']} {top[col]:.1f}")
+        return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""Shared controls, so every chapter looks and behaves alike.
+
+Each builder returns an ipywidgets control whose ``description`` carries the unit
+and whose tooltip carries the help text. Number inputs are unbounded text boxes:
+an out-of-range value reaches the formulas, which reject it with a message that
+the panel shows in the page (a bounded box would silently clamp it).
+"""
+
+from __future__ import annotations
+
+import ipywidgets as W
+
+from ..catalog import PRECISION_COLUMNS
+
+STYLE = {"description_width": "initial"}
+
+#: help texts for terms a buyer may not know
+GLOSSARY = {
+    "roofline": "Attainable FLOP/s = min(peak compute, bandwidth × arithmetic intensity).",
+    "mfu": "Model FLOPs utilisation: the fraction of the datasheet peak a real job achieves (0.3-0.5 is typical for large-model training).",
+    "tdp": "Thermal design power: the board's rated maximum power draw, in watts.",
+    "pue": "Power usage effectiveness: facility energy / IT energy (1.1 for the best halls, ~1.5 typical).",
+    "intensity": "Arithmetic intensity: FLOP done per byte moved to or from memory.",
+    "dense": "Dense figures: no 2:4 structured sparsity (vendors often print sparse figures, twice as high).",
+}
+
+
+def number(description, value, unit="", step=None, tooltip="", width="230px"):
+    label = f"{description} [{unit}]" if unit else description
+    box = W.FloatText(value=value, description=label, style=STYLE, layout=W.Layout(width=width))
+    if step is not None:
+        box.step = step
+    box.tooltip = tooltip or label
+    return box
+
+
+def integer(description, value, unit="", tooltip="", width="200px"):
+    label = f"{description} [{unit}]" if unit else description
+    box = W.IntText(value=value, description=label, style=STYLE, layout=W.Layout(width=width))
+    box.tooltip = tooltip or label
+    return box
+
+
+def slider(description, value, low, high, step, unit="", tooltip="", readout_format=".2f", width="360px"):
+    label = f"{description} [{unit}]" if unit else description
+    control = W.FloatSlider(
+        value=value, min=low, max=high, step=step, description=label, style=STYLE,
+        readout_format=readout_format, continuous_update=False, layout=W.Layout(width=width),
+    )
+    control.tooltip = tooltip or label
+    return control
+
+
+def log_slider(description, value, low_exp, high_exp, unit="", tooltip="", width="380px"):
+    label = f"{description} [{unit}]" if unit else description
+    control = W.FloatLogSlider(
+        value=value, base=10, min=low_exp, max=high_exp, step=0.05, description=label, style=STYLE,
+        readout_format=".3g", continuous_update=False, layout=W.Layout(width=width),
+    )
+    control.tooltip = tooltip or label
+    return control
+
+
+def precision_picker(value="bf16", options=None, description="precision"):
+    options = list(options or PRECISION_COLUMNS)
+    control = W.Dropdown(options=options, value=value, description=description, style=STYLE,
+                         layout=W.Layout(width="190px"))
+    control.tooltip = "number format of the computation; " + GLOSSARY["dense"]
+    return control
+
+
+def choice(description, options, value, width="240px", tooltip=""):
+    control = W.Dropdown(options=list(options), value=value, description=description, style=STYLE,
+                         layout=W.Layout(width=width))
+    control.tooltip = tooltip or description
+    return control
+
+
+def multi_choice(description, options, value=(), rows=5, width="230px", tooltip=""):
+    control = W.SelectMultiple(options=list(options), value=tuple(value), description=description, rows=rows,
+                               style=STYLE, layout=W.Layout(width=width))
+    control.tooltip = tooltip or f"{description} (Ctrl/Cmd-click to pick several; none = all)"
+    return control
+
+
+def device_picker(catalog, value=(), description="devices", rows=8, width="300px"):
+    """Pick several devices from the catalogue (none picked = all)."""
+    names = catalog["name"].tolist()
+    value = tuple(v for v in value if v in names)
+    return multi_choice(description, names, value, rows=rows, width=width,
+                        tooltip="devices to compare (Ctrl/Cmd-click for several)")
+
+
+def single_device_picker(catalog, value=None, description="device", width="300px"):
+    names = catalog["name"].tolist()
+    return choice(description, names, value if value in names else names[0], width=width)
+
+
+def model_picker(value="Llama-2 7B", description="model", include_custom=True, kinds=None, width="260px"):
+    from ..models import load_models
+
+    models = load_models()
+    if kinds is not None:
+        models = models[models["kind"].isin(kinds)]
+    options = models["name"].tolist() + (["custom"] if include_custom else [])
+    return choice(description, options, value if value in options else options[0], width=width,
+                  tooltip="a model preset (sizes from its paper or model card) or a custom size")
+
+
+def toggle(description, value=False, tooltip=""):
+    control = W.Checkbox(value=value, description=description, indent=False, layout=W.Layout(width="auto"))
+    control.tooltip = tooltip or description
+    return control

@@ -1,0 +1,87 @@
+"""Every chapter runs headless with papermill, on defaults and with non-default
+parameters, and a key printed figure changes accordingly.
+
+(nbval checks the committed outputs separately: ``pytest --nbval notebooks``.)
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nbformat
+import papermill as pm
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+NOTEBOOKS = ROOT / "notebooks"
+
+pytestmark = pytest.mark.notebook
+
+
+def run(tmp_path, notebook, **parameters):
+    out = tmp_path / f"{Path(notebook).stem}-out.ipynb"
+    pm.execute_notebook(
+        str(NOTEBOOKS / notebook), str(out), parameters=parameters, cwd=str(tmp_path),
+        kernel_name="python3", progress_bar=False, execution_timeout=180,
+    )
+    nb = nbformat.read(out, as_version=4)
+    text = []
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                text.append(output["text"])
+            elif output.get("output_type") == "error":
+                raise AssertionError(f"{notebook} raised {output['ename']}: {output['evalue']}")
+    return "".join(text), nb
+
+
+def figure(text, label):
+    """The number printed after ``label:`` in a check cell."""
+    match = re.search(rf"^{re.escape(label)}: ([^\n]+)$", text, flags=re.M)
+    assert match, f"the check cell did not print '{label}:'; it printed:\n{text[:2000]}"
+    return match.group(1).strip()
+
+
+def test_every_notebook_has_a_parameters_cell_and_references():
+    for path in sorted(NOTEBOOKS.glob("[0-9]*.ipynb")):
+        nb = nbformat.read(path, as_version=4)
+        tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+        assert len(tagged) == 1, f"{path.name} needs exactly one cell tagged 'parameters'"
+        assert "chapter_references" in nb.cells[-1].source, f"{path.name}: the last cell should list the references"
+        code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+        assert not re.search(r"^\s*(def|class) ", code, flags=re.M), f"{path.name}: notebooks stay thin (no def/class)"
+
+
+def test_committed_notebooks_are_executed_and_small():
+    for path in sorted(NOTEBOOKS.glob("*.ipynb")):
+        if path.name == "app.ipynb":
+            continue
+        nb = nbformat.read(path, as_version=4)
+        counts = [c.execution_count for c in nb.cells if c.cell_type == "code"]
+        assert all(counts), f"{path.name} is committed unexecuted: nbval would check nothing"
+        assert path.stat().st_size < 300_000, f"{path.name} is {path.stat().st_size} bytes: store outputs without plotly.js"
+
+
+def test_catalogue_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "00_catalogue.ipynb")
+    from accelkit import load_catalog
+
+    assert int(figure(text, "devices shown")) == len(load_catalog())
+
+
+def test_catalogue_notebook_with_filters_changes_the_figures(tmp_path):
+    default, _ = run(tmp_path, "00_catalogue.ipynb")
+    text, _ = run(tmp_path, "00_catalogue.ipynb", segments=["edge"], precision="int8", min_memory_gb=4.0)
+    assert int(figure(text, "devices shown")) < int(figure(default, "devices shown"))
+    assert figure(text, "highest int8").split()[0] != figure(default, "highest bf16").split()[0]
+
+
+def test_catalogue_notebook_reads_a_user_csv(tmp_path):
+    csv = tmp_path / "extra.csv"
+    csv.write_text(
+        "name,vendor,kind,segment,memory_gb,memory_bw_gbs,bf16_tflops,tdp_w,source_url\n"
+        "Lab Card X,Acme,gpu,datacenter,48,900,9999,300,internal benchmark\n"
+    )
+    text, _ = run(tmp_path, "00_catalogue.ipynb", catalog_path=str(csv))
+    assert figure(text, "highest bf16") == "Lab Card X 9999.0"
