@@ -212,8 +212,10 @@ def decode_intensity(params, batch, weight_precision="bf16", kv_bytes_per_sequen
 def prefill_intensity(params, batch, seq_len, weight_precision="bf16"):
     """Intensity of an LLM prefill (prompt) pass, weights read once.
 
-    ``2 N B s / (N · bytes)``: every weight is used for ``B · s`` tokens, so a
-    prompt of a few hundred tokens is already compute-bound on any device.
+    ``2 N B s / (N · bytes)``: every weight is used for ``B · s`` tokens, so in bf16
+    the intensity equals the number of prompt tokens, and a prompt of about a
+    thousand tokens is compute-bound on every device in the catalogue (the highest
+    bf16 ridge point there is ~560 FLOP/byte).
     Activation traffic is ignored (small next to weights for short prompts).
     """
     check_positive("params", params, "a number of parameters")

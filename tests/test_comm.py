@@ -1,0 +1,67 @@
+"""Collectives and data-parallel scaling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit import comm
+from accelkit.catalog import find
+
+
+def test_ring_allreduce_worked_example():
+    # 2(n-1)/n · bytes / bw (Patarasuk & Yuan 2009; nccl-tests PERFORMANCE.md):
+    # 1 GB over 8 devices at 100 GB/s per direction = 17.5 ms
+    assert comm.ring_allreduce_seconds(1e9, 8, 100e9) == pytest.approx(0.0175)
+    assert comm.ring_allreduce_seconds(1e9, 1, 100e9) == 0.0
+    assert comm.ring_allreduce_seconds(1e9, 8, 100e9, latency_s=1e-5) == pytest.approx(0.0175 + 14e-5)
+
+
+def test_allgather_and_reduce_scatter_are_half_an_allreduce():
+    ar = comm.ring_allreduce_seconds(4e9, 16, 50e9)
+    assert comm.allgather_seconds(4e9, 16, 50e9) == pytest.approx(ar / 2)
+    assert comm.reduce_scatter_seconds(4e9, 16, 50e9) == pytest.approx(ar / 2)
+
+
+def test_overlap_hides_communication():
+    assert comm.data_parallel_step_seconds(1.0, 0.5, overlap=0.0) == 1.5
+    assert comm.data_parallel_step_seconds(1.0, 0.5, overlap=1.0) == 1.0
+    assert comm.data_parallel_step_seconds(1.0, 2.0, overlap=1.0) == 2.0
+    assert comm.scaling_efficiency(1.0, 0.25) == pytest.approx(0.8)
+
+
+def test_gradient_accumulation_amortises_the_allreduce():
+    one = comm.accumulation_step(0.25, 0.5, 1)
+    four = comm.accumulation_step(0.25, 0.5, 4)
+    assert one["efficiency"] == pytest.approx(1 / 3)
+    # 4 × 0.25 s of compute + 0.5 s of all-reduce: 1.0 / 1.5 of the time computes
+    assert four["efficiency"] == pytest.approx(1.0 / 1.5)
+    assert four["step_s"] == pytest.approx(1.5)
+
+
+def test_link_bandwidth_from_the_catalogue(catalog):
+    # NVLink 4 on H100 SXM: 900 GB/s in both directions = 450 GB/s each way
+    assert comm.link_bandwidth(find("H100 SXM", catalog)) == pytest.approx(450e9)
+    # a PCIe-only card: the host link's per-direction rate
+    l4 = find("L4", catalog)
+    assert comm.link_bandwidth(l4, scope="pcie") == pytest.approx(31.5e9)
+
+
+def test_gradient_bytes():
+    assert comm.gradient_bytes(7e9, "bf16") == 14e9
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: comm.ring_allreduce_seconds(1e9, 0, 1e9), "n_devices"),
+        (lambda: comm.ring_allreduce_seconds(1e9, 2.5, 1e9), "n_devices"),
+        (lambda: comm.ring_allreduce_seconds(1e9, 8, 0), "bandwidth"),
+        (lambda: comm.ring_allreduce_seconds(-1, 8, 1e9), "nbytes"),
+        (lambda: comm.data_parallel_step_seconds(1.0, 0.5, overlap=1.5), "overlap"),
+        (lambda: comm.accumulation_step(0.1, 0.1, 0), "accumulation_steps"),
+    ],
+)
+def test_bad_input_names_the_argument(call, argument):
+    with pytest.raises(ValueError, match=argument):
+        call()

@@ -1,0 +1,77 @@
+"""Energy, emissions and number formats."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit import energy, precision
+from accelkit.catalog import find
+
+
+def test_seed_a100_efficiency_example():
+    # the source article: A100 312 TFLOPS / 400 W = 0.78 TFLOPS per W
+    assert energy.flops_per_watt(312e12, 400) / 1e12 == pytest.approx(0.78)
+
+
+def test_llama2_7b_energy_and_emissions():
+    # Touvron et al. 2023, table 2: 184,320 GPU-hours at 400 W -> 73,728 kWh; 31.22 tCO2eq
+    kwh = energy.job_energy_kwh(400, 184320 * 3600)
+    assert kwh == pytest.approx(73728)
+    assert energy.co2_kg(kwh, 31.22e3 / 73728) == pytest.approx(31.22e3)
+
+
+def test_pue_scales_energy():
+    assert energy.job_energy_joules(700, 3600, n_devices=8, pue=1.2) == pytest.approx(700 * 3600 * 8 * 1.2)
+
+
+def test_effective_efficiency_at_utilization():
+    assert energy.effective_flops_per_watt(312e12, 400, 0.5) == pytest.approx(0.39e12)
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: energy.flops_per_watt(312e12, 0), "watts"),
+        (lambda: energy.job_energy_joules(400, 10, pue=0.9), "pue"),
+        (lambda: energy.effective_flops_per_watt(1e12, 100, 0), "utilization"),
+        (lambda: energy.co2_kg(-1, 0.4), "energy_kwh"),
+    ],
+)
+def test_bad_input_names_the_argument(call, argument):
+    with pytest.raises(ValueError, match=argument):
+        call()
+
+
+def test_format_table_matches_numpy_and_the_fp8_paper():
+    f = precision.FORMATS
+    assert f.loc["fp16", "max"] == float(np.finfo(np.float16).max) == 65504.0
+    assert f.loc["fp16", "epsilon"] == float(np.finfo(np.float16).eps)
+    assert f.loc["fp32", "epsilon"] == float(np.finfo(np.float32).eps)
+    assert f.loc["fp64", "smallest_normal"] == float(np.finfo(np.float64).tiny)
+    assert f.loc["fp16", "smallest_normal"] == float(np.finfo(np.float16).tiny)
+    # Micikevicius et al. 2022, table 1: E4M3 max 448
+    assert f.loc["fp8", "max"] == 448.0
+    # bfloat16: fp32's range, 8 significant bits
+    assert f.loc["bf16", "max"] == pytest.approx(3.3895e38, rel=1e-4)
+    assert f.loc["bf16", "epsilon"] == 2**-7
+
+
+def test_speedup_and_fast_devices(catalog):
+    speed = precision.speedup_over_fp32(catalog, "bf16")
+    h100 = catalog.index[catalog["name"] == "H100 SXM"][0]
+    assert speed[h100] == pytest.approx(989.5 / 67, rel=0.01)
+    fast = precision.fast_devices(catalog, "fp8")
+    assert "H100 SXM" in fast and "A100 80GB SXM" not in fast and "T4" not in fast
+
+
+def test_memory_saved_matches_the_seed_ct_example():
+    assert precision.memory_saved_fraction("fp32", "fp16") == 0.5
+    assert precision.SEED_CT_EXAMPLE["memory_saved_fraction"] == 0.5
+    assert precision.memory_saved_fraction("bf16", "int4") == 0.75
+
+
+def test_guidance_table_restates_the_article():
+    table = precision.guidance_table()
+    assert list(table["precision"])[:3] == ["fp32", "fp16 / bf16", "int8"]
+    assert "Jetson" in table.loc[2, "article_devices"]

@@ -1,0 +1,91 @@
+"""LLM inference bounds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit import llm, memory
+from accelkit.models import find_model, load_models
+
+
+def test_decode_floor_llama2_7b_on_h100():
+    # 13.48 GB of bf16 weights read per token at 3.35 TB/s: ≥ 4.0 ms per token (~248 tokens/s)
+    weights = memory.weight_bytes(6.74e9, "bf16")
+    step = llm.decode_seconds_per_token(weights, 0, 3.35e12)
+    assert step == pytest.approx(4.02e-3, rel=0.01)
+    # tensor parallel over 2 devices halves the floor
+    assert llm.decode_seconds_per_token(weights, 0, 3.35e12, n_devices=2) == pytest.approx(step / 2)
+
+
+def test_prefill_time():
+    # 2 · 7e9 · 2048 tokens on 989e12 FLOP/s at 50 %: 58 ms
+    flops = 2 * 7e9 * 2048
+    assert llm.prefill_seconds(flops, 989e12, 0.5) == pytest.approx(0.058, rel=0.01)
+
+
+def test_critical_batch_equals_ridge_point_without_kv():
+    # with kv = 0 and W = 2N (bf16), B* = P·u / BW: the ridge point
+    n = 7e9
+    b_star = llm.critical_batch(n, 2 * n, 0.0, 312e12, 2.039e12)
+    assert b_star == pytest.approx(312e12 / 2.039e12)
+
+
+def test_decode_switches_from_memory_to_compute_bound_at_the_critical_batch():
+    n, w, kv = 7e9, 14e9, 0.5e9 * 0  # no KV for a clean crossover
+    b_star = llm.critical_batch(n, w, kv, 989e12, 3.35e12)
+    small = llm.decode_step_seconds(n, w, kv, b_star / 4, 989e12, 3.35e12)
+    large = llm.decode_step_seconds(n, w, kv, b_star * 4, 989e12, 3.35e12)
+    assert small == pytest.approx(w / 3.35e12)  # memory-bound: flat in batch
+    assert large == pytest.approx(2 * n * b_star * 4 / 989e12)  # compute-bound: grows with batch
+    tps = llm.decode_tokens_per_second(n, w, kv, np.array([1, 8, 64]), 989e12, 3.35e12)
+    assert np.all(np.diff(tps) > 0)
+
+
+def test_kv_traffic_can_keep_decode_memory_bound():
+    # KV per sequence larger than 2N/(P/BW) bytes: never compute-bound
+    assert llm.critical_batch(1e9, 2e9, 1e12, 1e14, 1e12) == float("inf")
+
+
+def test_max_batch_that_fits():
+    # Llama-2 7B bf16 on an 80 GB device (72 GB usable): (72 - 13.5) GB / 2.1 GB per 4k sequence
+    model = find_model("Llama-2 7B")
+    weights = llm.model_weight_bytes(model, "bf16")
+    kv = llm.model_kv_bytes(model, 4096, 1, "bf16")
+    assert kv == pytest.approx(2 * 32 * 32 * 128 * 4096 * 2)  # 2.1 GB: MHA, 32 KV heads
+    assert llm.max_batch_that_fits(80e9, weights, kv) == np.floor((72e9 - weights) / kv)
+    assert llm.max_batch_that_fits(16e9, weights, kv) == 0
+
+
+def test_request_latency():
+    assert llm.request_latency_seconds(0.05, 0.004, 101) == pytest.approx(0.45)
+
+
+def test_model_presets_are_sourced_and_shaped():
+    models = load_models()
+    assert models["source_url"].str.match(r"https?://").all()
+    for name in ["BERT-base", "GPT-3 175B", "Llama-2 70B", "Llama-3.1 405B", "Mixtral 8x7B", "ResNet-50"]:
+        find_model(name)
+    mixtral = find_model("Mixtral 8x7B")
+    assert mixtral["active_params"] < mixtral["params"]
+    llama70 = find_model("llama-2 70b")
+    assert llama70["n_kv_heads"] == 8 and llama70["head_dim"] == 128
+
+
+def test_unknown_model_suggests_presets():
+    with pytest.raises(ValueError, match="closest: Llama-2 7B"):
+        find_model("Llama-2 8B")
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: llm.decode_seconds_per_token(14e9, 0, 0), "bandwidth"),
+        (lambda: llm.decode_seconds_per_token(14e9, -1, 3e12), "kv_bytes"),
+        (lambda: llm.prefill_seconds(1e15, 1e15, 1.2), "utilization"),
+        (lambda: llm.max_batch_that_fits(80e9, 14e9, 0), "kv_bytes_per_sequence"),
+    ],
+)
+def test_bad_input_names_the_argument(call, argument):
+    with pytest.raises(ValueError, match=argument):
+        call()
