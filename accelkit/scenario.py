@@ -19,7 +19,7 @@ from urllib.parse import parse_qs
 
 from ._validate import suggest
 
-__all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS"]
+__all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS"]
 
 WORKLOADS = ("training", "fine-tuning", "inference")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
@@ -152,6 +152,7 @@ class Scenario:
         default_factory=list, metadata={"check": _text_list(), "help": "Devices shortlisted so far", "unit": ""}
     )
     n_devices: int = _spec(8, _num(low=1, high=1e6, integer=True), "Devices in the cluster", "count")
+    zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")
     horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
     hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")
     electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), "Electricity tariff", "USD/kWh")
@@ -332,3 +333,33 @@ def load(path):
 
 #: field name -> (help text, unit)
 FIELD_HELP = {f.name: (f.metadata.get("help", ""), f.metadata.get("unit", "")) for f in fields(Scenario)}
+
+
+def resolve(path="", query_string=None, **overrides):
+    """The scenario a chapter starts from: file, then URL query, then explicit values.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A scenario file saved by an earlier chapter (or written by hand); ``""``
+        starts from the defaults.
+    query_string : str, optional
+        URL query parameters; by default the ``QUERY_STRING`` environment variable,
+        which Voilà sets in the kernel, so a shared link reproduces a view.
+    **overrides
+        Field values from a notebook's parameters cell; ``None`` keeps the
+        scenario's value.
+
+    Returns
+    -------
+    Scenario
+    """
+    import os
+
+    scenario = Scenario.load(path) if path else Scenario()
+    if query_string is None:
+        query_string = os.environ.get("QUERY_STRING", "")
+    if query_string:
+        scenario = Scenario.from_query_string(query_string, base=scenario)
+    scenario.update(**{k: v for k, v in overrides.items() if v is not None})
+    return scenario

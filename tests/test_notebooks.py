@@ -85,3 +85,24 @@ def test_catalogue_notebook_reads_a_user_csv(tmp_path):
     )
     text, _ = run(tmp_path, "00_catalogue.ipynb", catalog_path=str(csv))
     assert figure(text, "highest bf16") == "Lab Card X 9999.0"
+
+
+def test_demand_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "01_demand.ipynb")
+    assert figure(text, "total compute [FLOP]") == "8.09e+20"  # 6 × 6.74e9 × 2e10
+    assert figure(text, "source-text formula [FLOP/s]") == "9.6e+10"
+
+
+def test_demand_notebook_with_other_model_and_target(tmp_path):
+    text, _ = run(tmp_path, "01_demand.ipynb", model="Llama-2 13B", tokens=1e11, time_target_days=10,
+                  utilization=0.5, devices=["H100 SXM", "A100 80GB SXM"])
+    assert figure(text, "total compute [FLOP]") == "7.8e+21"  # 6 × 13e9 × 1e11
+    # 7.8e21 FLOP in 10 days = 9028 TFLOP/s
+    assert float(figure(text, "compute needed [TFLOP/s]")) == pytest.approx(9027.8, rel=1e-3)
+    assert int(figure(text, "devices needed on H100 SXM")) >= 19  # 9028 / (989.5 × 0.5) = 18.2 -> 19
+
+
+def test_demand_notebook_rejects_a_bad_parameter_with_the_field_name(tmp_path):
+    with pytest.raises(Exception) as err:
+        run(tmp_path, "01_demand.ipynb", batch_size=0)
+    assert "batch_size" in str(err.value)

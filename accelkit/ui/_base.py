@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
+import json
 import logging
 import time
-
-import json
 
 import ipywidgets as W
 from IPython.display import HTML, display
 
 log = logging.getLogger("accelkit.ui")
 
-_CSS = """
+CSS = """
 <style>
 .ak-error {background:#fdecea;border-left:4px solid #d93025;padding:6px 10px;margin:4px 0;color:#5f2120}
 .ak-summary {background:#eef6ee;border-left:4px solid #3c8d40;padding:6px 10px;margin:4px 0;font-size:14px}
@@ -90,7 +90,11 @@ class Panel:
 
     title = ""
 
-    def __init__(self):
+    def __init__(self, scenario=None):
+        from ..scenario import Scenario
+
+        self.scenario = scenario if scenario is not None else Scenario()
+        self.bindings = {}
         self.controls = {}
         self.message = W.HTML(layout=W.Layout(width="100%"))
         self.summary = W.HTML(layout=W.Layout(width="100%"))
@@ -107,9 +111,47 @@ class Panel:
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
 
-    def _on_change(self, _change):
-        if not self._suspended:
-            self.refresh()
+    def bind(self, control, field, to_field=None, from_field=None):
+        """Tie a control to a scenario field (with unit conversions both ways)."""
+        self.bindings[control] = (field, to_field or (lambda v: v), from_field or (lambda v: v))
+
+    def _push(self, name):
+        """Copy a bound control's value into the scenario; False if the value is refused."""
+        if name not in self.bindings:
+            return True
+        field, to_field, _ = self.bindings[name]
+        try:
+            setattr(self.scenario, field, to_field(self.controls[name].value))
+        except ValueError as exc:
+            self.error = str(exc)
+            self.message.value = error_html(exc)
+            return False
+        return True
+
+    def _on_change(self, change):
+        if self._suspended:
+            return
+        name = next((k for k, c in self.controls.items() if c is change["owner"]), None)
+        if name is not None and not self._push(name):
+            return
+        self.refresh()
+
+    def pull_scenario(self):
+        """Set the bound controls from the scenario (after another chapter changed it)."""
+        self._suspended = True
+        try:
+            for name, (field, _, from_field) in self.bindings.items():
+                value = from_field(getattr(self.scenario, field))
+                control = self.controls[name]
+                options = getattr(control, "options", None)
+                if options is not None and not isinstance(value, (list, tuple)) and value not in options:
+                    continue
+                if options is not None and isinstance(value, (list, tuple)):
+                    value = tuple(v for v in value if v in options)
+                control.value = value
+        finally:
+            self._suspended = False
+        self.refresh()
 
     def set(self, **values):
         """Set several controls at once, then recompute once (used by check cells and tests)."""
@@ -119,7 +161,50 @@ class Panel:
                 self.controls[key].value = value
         finally:
             self._suspended = False
+        for key in values:
+            if not self._push(key):
+                return
         self.refresh()
+
+    @contextlib.contextmanager
+    def trying(self, **values):
+        """Set controls for the duration of a ``with`` block, then put them back.
+
+        Check cells use it to show that a control changes the figures without
+        leaving the panel (or the scenario) in another state.
+        """
+        before = {key: self.controls[key].value for key in values}
+        self.set(**values)
+        try:
+            yield self
+        finally:
+            self.set(**before)
+
+    def save_scenario(self, path):
+        """Save the scenario for the next chapter (a user's own file is never replaced)."""
+        if not path:
+            return "scenario not saved (no save_scenario_to given)"
+        written = self.scenario.save(path)
+        return f"scenario saved to {written.name}"
+
+    def save_box(self, default_path="scenario.json"):
+        """A path box and a button that save the scenario (never over a user's own file)."""
+        path = W.Text(value=default_path, description="save scenario to", style={"description_width": "initial"},
+                      layout=W.Layout(width="360px"))
+        button = W.Button(description="Save scenario", icon="save", layout=W.Layout(width="150px"))
+        status = W.HTML()
+
+        def save(_):
+            try:
+                written = self.scenario.save(path.value)
+            except (OSError, ValueError) as exc:
+                status.value = error_html(exc)
+            else:
+                status.value = f'<span class="ak-note">saved {html.escape(str(written))}</span>'
+
+        button.on_click(save)
+        self.save_controls = {"path": path, "button": button, "status": status}
+        return W.HBox([path, button, status])
 
     def figure(self, name):
         return self.figure_outputs[name]
@@ -157,7 +242,7 @@ class Panel:
         return W.HBox(list(self.controls.values()), layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
 
     def layout(self):
-        parts = [W.HTML(_CSS), self.control_box(), self.message, self.summary]
+        parts = [W.HTML(CSS), self.control_box(), self.message, self.summary]
         parts += list(self.figure_outputs.values())
         parts += list(self.table_outputs.values())
         return W.VBox(parts)
@@ -171,7 +256,7 @@ class Panel:
     def show(self, static=False):
         """Display the live panel, or (``static=True``) plain figures and tables for a report."""
         if static:
-            display(HTML(_CSS))
+            display(HTML(CSS))
             if self.error:
                 display(HTML(error_html(self.error)))
             if self.result:

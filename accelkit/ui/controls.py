@@ -14,6 +14,12 @@ from ..catalog import PRECISION_COLUMNS
 
 STYLE = {"description_width": "initial"}
 
+#: devices pre-selected where a chapter compares a handful (all are in the catalogue)
+DEFAULT_DEVICES = (
+    "T4", "L4", "A10G", "L40S", "A100 80GB SXM", "H100 SXM", "H200 SXM", "B200",
+    "Instinct MI300X", "Gaudi 3", "TPU v5e", "TPU v5p", "GeForce RTX 4090",
+)
+
 #: help texts for terms a buyer may not know
 GLOSSARY = {
     "roofline": "Attainable FLOP/s = min(peak compute, bandwidth × arithmetic intensity).",
@@ -105,6 +111,13 @@ def model_picker(value="Llama-2 7B", description="model", include_custom=True, k
     options = models["name"].tolist() + (["custom"] if include_custom else [])
     return choice(description, options, value if value in options else options[0], width=width,
                   tooltip="a model preset (sizes from its paper or model card) or a custom size")
+
+
+def group(title, children, width=None):
+    """A titled box of controls."""
+    box = W.VBox([W.HTML(f"<b>{title}</b>"), *children],
+                 layout=W.Layout(border="1px solid #e0e0e0", padding="4px 8px", margin="2px", width=width))
+    return box
 
 
 def toggle(description, value=False, tooltip=""):

@@ -1,8 +1,4 @@
-"""Plotly figure builders: functions of data in, a ``plotly.graph_objects.Figure`` out.
-
-No widgets here, so the same figures serve JupyterLab, Voilà and static reports.
-Every axis title carries its unit; hover text carries the source of the figure.
-"""
+"""Figures of chapter 00: the catalogue."""
 
 from __future__ import annotations
 
@@ -10,52 +6,11 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from .catalog import PRECISION_COLUMNS
+from ..catalog import PRECISION_COLUMNS
 
-__all__ = [
-    "TEMPLATE",
-    "catalogue_scatter",
-    "efficiency_bar",
-    "empty_figure",
-]
+from ._common import empty_figure, layout, unit_of, vendor_color
 
-TEMPLATE = "plotly_white"
-_VENDOR_COLORS = {
-    "NVIDIA": "#76b900",
-    "AMD": "#ed1c24",
-    "Google": "#4285f4",
-    "Intel": "#0071c5",
-    "Huawei": "#c7000b",
-    "Cambricon": "#7b3fa0",
-    "Graphcore": "#ff6f00",
-    "Hailo": "#00a6a6",
-    "Apple": "#555555",
-}
-
-
-def _unit(precision):
-    return "TOP/s" if precision.startswith("int") else "TFLOP/s"
-
-
-def _layout(fig, title, **kwargs):
-    fig.update_layout(
-        template=TEMPLATE,
-        title={"text": title, "x": 0.01, "xanchor": "left"},
-        margin={"l": 60, "r": 20, "t": 60, "b": 50},
-        height=kwargs.pop("height", 430),
-        legend={"orientation": "h", "y": -0.18},
-        **kwargs,
-    )
-    return fig
-
-
-def empty_figure(message, title=""):
-    """A blank figure that says why it is blank (no device has the figure, …)."""
-    fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 15})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return _layout(fig, title, height=300)
+__all__ = ["catalogue_scatter", "efficiency_bar"]
 
 
 def _hover(frame, extra):
@@ -88,11 +43,11 @@ def catalogue_scatter(catalog, precision="bf16"):
                 text=group["name"],
                 textposition="top center",
                 textfont={"size": 9},
-                marker={"size": 10, "color": _VENDOR_COLORS.get(vendor, "#888888"), "line": {"width": 0.5, "color": "#333"}},
+                marker={"size": 10, "color": vendor_color(vendor), "line": {"width": 0.5, "color": "#333"}},
                 customdata=np.stack([group["name"], group["segment"], group["source_url"]], axis=-1),
                 hovertemplate=_hover(
                     group,
-                    [f"{precision}: %{{y:,.1f}} {_unit(precision)}", "memory bandwidth: %{x:,.0f} GB/s"],
+                    [f"{precision}: %{{y:,.1f}} {unit_of(precision)}", "memory bandwidth: %{x:,.0f} GB/s"],
                 ),
             )
         )
@@ -109,8 +64,8 @@ def catalogue_scatter(catalog, precision="bf16"):
                            font={"size": 9, "color": "#999"}, xanchor="right")
     ymin, ymax = data[col].min() / 2, data[col].max() * 2
     fig.update_xaxes(type="log", title="memory bandwidth [GB/s]", range=[np.log10(lo), np.log10(hi)])
-    fig.update_yaxes(type="log", title=f"dense {precision} peak [{_unit(precision)}]", range=[np.log10(ymin), np.log10(ymax)])
-    return _layout(fig, title)
+    fig.update_yaxes(type="log", title=f"dense {precision} peak [{unit_of(precision)}]", range=[np.log10(ymin), np.log10(ymax)])
+    return layout(fig, title)
 
 
 def efficiency_bar(catalog, precision="bf16", top=25):
@@ -127,15 +82,15 @@ def efficiency_bar(catalog, precision="bf16", top=25):
             x=data["per_w"],
             y=data["name"],
             orientation="h",
-            marker={"color": [_VENDOR_COLORS.get(v, "#888888") for v in data["vendor"]]},
+            marker={"color": [vendor_color(v) for v in data["vendor"]]},
             customdata=np.stack([data["name"], data["vendor"], data["source_url"], data[col], data["tdp_w"], data["power_mode"]], axis=-1),
             hovertemplate=(
                 "<b>%{customdata[0]}</b> (%{customdata[1]})<br>"
-                f"%{{x:.3f}} {_unit(precision)} per W = %{{customdata[3]:,.1f}} / %{{customdata[4]:.0f}} W"
+                f"%{{x:.3f}} {unit_of(precision)} per W = %{{customdata[3]:,.1f}} / %{{customdata[4]:.0f}} W"
                 "<br>power mode: %{customdata[5]}<br>source: %{customdata[2]}<extra></extra>"
             ),
         )
     )
-    fig.update_xaxes(title=f"{_unit(precision)} per W (peak / TDP)")
+    fig.update_xaxes(title=f"{unit_of(precision)} per W (peak / TDP)")
     fig.update_yaxes(title="")
-    return _layout(fig, title, height=max(300, 22 * len(data) + 120))
+    return layout(fig, title, height=max(300, 22 * len(data) + 120))

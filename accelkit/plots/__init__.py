@@ -1,0 +1,10 @@
+"""Plotly figure builders: functions of data in, a ``plotly.graph_objects.Figure`` out.
+
+No widgets here, so the same figures serve JupyterLab, Voilà and static reports.
+Every axis title carries its unit; hover text carries the source of each figure.
+One module per chapter; everything is re-exported here (``accelkit.plots.roofline_chart``).
+"""
+
+from ._common import PALETTE, TEMPLATE, VENDOR_COLORS, empty_figure, layout, unit_of, vendor_color
+from .catalogue import catalogue_scatter, efficiency_bar
+from .demand import devices_needed_chart, memory_breakdown_chart, seed_rule_chart

@@ -1,0 +1,92 @@
+"""Figures of chapter 01: compute demand and memory."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._common import PALETTE, empty_figure, layout, vendor_color
+
+__all__ = ["devices_needed_chart", "memory_breakdown_chart", "seed_rule_chart"]
+
+
+def devices_needed_chart(table, title):
+    """Devices needed per accelerator: for compute (bar) and for memory (marker).
+
+    ``table`` is :func:`accelkit.sizing.per_device` output; devices without a peak
+    at the precision are left out.
+    """
+    data = table.dropna(subset=["devices_for_target"]).copy()
+    if data.empty:
+        return empty_figure("No selected device publishes a peak at this precision", title)
+    data["memory_shown"] = data["min_devices_memory"].replace(np.inf, np.nan)
+    data = data.sort_values("devices_needed", ascending=False, na_position="first")
+    hover_cost = [f"${c:,.0f}" if c == c else "no price in the catalogue" for c in data["cloud_usd"]]
+    fig = go.Figure()
+    fig.add_trace(
+        go.Bar(
+            y=data["name"], x=data["devices_for_target"], orientation="h", name="for compute",
+            marker={"color": [vendor_color(v) for v in data["vendor"]]},
+            customdata=np.stack([data["peak_flops"] / 1e12, data["device_hours"], hover_cost], axis=-1),
+            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices for compute"
+            "<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
+            "<br>rent: %{customdata[2]}<extra></extra>",
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            y=data["name"], x=data["memory_shown"], mode="markers", name="to hold the memory",
+            marker={"symbol": "diamond", "size": 11, "color": "#333"},
+            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices to hold the memory<extra></extra>",
+        )
+    )
+    no_fit = data[np.isinf(data["min_devices_memory"])]
+    for name in no_fit["name"]:
+        fig.add_annotation(y=name, x=0, text="  never fits (replicated state too big)", showarrow=False,
+                           xanchor="left", font={"size": 10, "color": "#b00"})
+    fig.update_xaxes(title="devices [count]", type="log" if data["devices_needed"].max() > 50 else "linear")
+    return layout(fig, title, height=max(320, 28 * len(data) + 140))
+
+
+def memory_breakdown_chart(parts_gb, capacities_gb, title):
+    """Per-device memory by kind (stacked) next to device capacities (lines).
+
+    Parameters
+    ----------
+    parts_gb : dict
+        ``{"weights": GB, "gradients": GB, ...}`` per device.
+    capacities_gb : pandas.Series
+        Device name -> usable memory [GB].
+    """
+    fig = go.Figure()
+    labels = [k for k, v in parts_gb.items() if v > 0]
+    if not labels:
+        return empty_figure("Nothing to hold", title)
+    for i, key in enumerate(labels):
+        fig.add_trace(go.Bar(x=["needed per device"], y=[parts_gb[key]], name=key.replace("_", " "),
+                             marker={"color": PALETTE[i % len(PALETTE)]},
+                             hovertemplate=f"{key.replace('_', ' ')}: %{{y:,.1f}} GB<extra></extra>"))
+    caps = capacities_gb.dropna().sort_values()
+    fig.add_trace(go.Bar(x=list(caps.index), y=list(caps.values), name="usable memory of one device",
+                         marker={"color": "#cfd8dc"}, hovertemplate="%{x}: %{y:,.0f} GB usable<extra></extra>"))
+    total = sum(parts_gb[k] for k in labels)
+    fig.add_hline(y=total, line={"dash": "dash", "color": "#d62728"},
+                  annotation_text=f"needed {total:,.1f} GB", annotation_position="top left")
+    fig.update_layout(barmode="stack")
+    fig.update_yaxes(title="memory [GB]")
+    return layout(fig, title)
+
+
+def seed_rule_chart(seed_table):
+    """The source text's demand example: its claim vs the arithmetic, log scale."""
+    fig = go.Figure(
+        go.Bar(
+            x=seed_table["method"], y=seed_table["flops_per_s"] / 1e12,
+            marker={"color": ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"][: len(seed_table)]},
+            text=[f"{v / 1e12:.3g}" for v in seed_table["flops_per_s"]], textposition="outside",
+            customdata=seed_table["explanation"],
+            hovertemplate="%{x}<br>%{y:.3g} TFLOP/s<br>%{customdata}<extra></extra>",
+        )
+    )
+    fig.update_yaxes(type="log", title="compute needed [TFLOP/s]")
+    return layout(fig, "The source text's example, recomputed", height=380)

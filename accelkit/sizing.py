@@ -1,0 +1,195 @@
+"""What one scenario asks of every device in the catalogue.
+
+Glue between a :class:`~accelkit.scenario.Scenario`, the model presets and the
+formulas: compute needed, memory needed, and one row per device with devices
+needed, days, device-hours, rental cost and memory fit. Used by the demand,
+roofline and cluster chapters and by :mod:`accelkit.select`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import demand, llm, memory, units
+from .catalog import memory_bytes, peak_flops
+from .models import find_model, kv_elements_per_token
+
+__all__ = ["model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
+
+TRAINING_WORKLOADS = ("training", "fine-tuning")
+
+
+def model_of(scenario):
+    """The scenario's model as a dict: ``name, params, active_params, preset`` (row or None).
+
+    A preset name gives its row; ``"custom"`` uses ``scenario.params``.
+    """
+    if scenario.model.lower() == "custom":
+        if not scenario.params:
+            raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
+        return {"name": "custom", "params": float(scenario.params), "active_params": float(scenario.params), "preset": None}
+    row = find_model(scenario.model)
+    return {"name": row["name"], "params": float(row["params"]), "active_params": float(row["active_params"]), "preset": row}
+
+
+def compute_need(scenario):
+    """Compute the scenario needs.
+
+    Returns
+    -------
+    dict
+        ``total_flops`` [FLOP] (training: 6·N·D; inference: per second of serving),
+        ``required_flops_per_s`` [FLOP/s] (training: to meet the time target;
+        inference: requests/s × 2·N × tokens per request), ``flops_per_token``,
+        ``deadline_s`` and ``rule`` (a sentence naming the formula used).
+    """
+    m = model_of(scenario)
+    n_active = m["active_params"]
+    if scenario.workload in TRAINING_WORKLOADS:
+        total = demand.training_flops(n_active, scenario.tokens)
+        deadline = scenario.time_target_days * units.SECONDS_PER_DAY
+        return {
+            "total_flops": total,
+            "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
+            "flops_per_token": 6.0 * n_active,
+            "deadline_s": deadline,
+            "rule": f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)",
+        }
+    tokens_per_request = scenario.seq_len + scenario.output_tokens
+    per_request = demand.inference_flops(n_active, tokens_per_request)
+    rate = per_request * scenario.requests_per_s
+    return {
+        "total_flops": per_request,
+        "required_flops_per_s": rate,
+        "flops_per_token": 2.0 * n_active,
+        "deadline_s": np.nan,
+        "rule": (f"2 × {n_active:.3g} parameters × {tokens_per_request} tokens per request × "
+                 f"{scenario.requests_per_s:g} requests/s"),
+    }
+
+
+def memory_need(scenario, n_devices=None, tensor_parallel=1):
+    """Bytes per device the scenario needs (training: model states + activations;
+    inference: weights + KV cache).
+
+    Returns
+    -------
+    dict of bytes per device: ``weights, gradients, optimizer, activations, kv_cache,
+    total``, plus ``activations_known`` (False for custom models without a shape).
+    """
+    m = model_of(scenario)
+    n = scenario.n_devices if n_devices is None else n_devices
+    preset = m["preset"]
+    out = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "activations": 0.0, "kv_cache": 0.0,
+           "activations_known": True}
+    if scenario.workload in TRAINING_WORKLOADS:
+        parts = memory.training_bytes_breakdown(
+            m["params"], "mixed" if scenario.precision in ("bf16", "fp16", "fp8") else scenario.precision,
+            "adam", zero_stage=scenario.zero_stage, n_devices=n,
+        )
+        out.update({k: parts[k] for k in ("weights", "gradients", "optimizer")})
+        shaped = preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers"))
+        if shaped and preset["kind"] in ("decoder", "moe-decoder", "encoder", "vit"):
+            per_layer = memory.activation_bytes_per_layer(
+                scenario.seq_len, scenario.batch_size, preset["d_model"], preset["n_heads"],
+                tensor_parallel=tensor_parallel, recompute="selective",
+            )
+            # data parallel: each device holds its share of the batch
+            out["activations"] = per_layer * preset["n_layers"] / max(n // tensor_parallel, 1)
+        else:
+            out["activations_known"] = False
+    else:
+        out["weights"] = memory.weight_bytes(m["params"], scenario.precision) / n
+        if preset is not None and not np.isnan(kv_elements_per_token(preset)):
+            kv_precision = "bf16" if scenario.precision in ("fp32", "tf32") else scenario.precision
+            if kv_precision == "int4":
+                kv_precision = "int8"
+            out["kv_cache"] = llm.model_kv_bytes(
+                preset, scenario.seq_len + scenario.output_tokens, scenario.batch_size, kv_precision
+            ) / n
+    out["total"] = out["weights"] + out["gradients"] + out["optimizer"] + out["activations"] + out["kv_cache"]
+    return out
+
+
+def memory_split(scenario):
+    """Per-device memory as ``fixed + sharded / n``: (fixed, sharded) bytes.
+
+    Every term of :func:`memory_need` is either replicated on each device or
+    divided by the device count, so two evaluations recover both parts.
+    """
+    one = memory_need(scenario, n_devices=1)["total"]
+    two = memory_need(scenario, n_devices=2)["total"]
+    sharded = 2.0 * (one - two)
+    return one - sharded, sharded
+
+
+def min_devices_for_memory(scenario, usable_bytes):
+    """Fewest devices on which the scenario's per-device memory fits ``usable_bytes``.
+
+    Solves ``fixed + sharded / n <= usable`` for the smallest whole n (ZeRO stages
+    replicate part of the state, so more devices do not always help: ``inf`` where
+    the replicated part alone does not fit).
+    """
+    fixed, sharded = memory_split(scenario)
+    usable = np.asarray(usable_bytes, dtype=float)
+    room = usable - fixed
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n = np.where(room > 0, np.ceil(np.round(sharded / room, 9)), np.inf)
+    n = np.where(np.isnan(usable), np.nan, np.maximum(n, 1))
+    if isinstance(usable_bytes, pd.Series):
+        return pd.Series(n, index=usable_bytes.index)
+    return n
+
+
+def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION):
+    """One row per catalogue device: what the scenario needs of it.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    catalog : DataFrame
+    devices : list of str, optional
+        Restrict to these names (default: every device).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``name, vendor, segment, peak_flops`` [FLOP/s at the scenario's precision],
+        ``devices_for_target`` (whole devices to meet the time target or the
+        serving rate at the scenario's utilisation), ``days_on_n`` (training days on
+        ``scenario.n_devices``), ``device_hours``, ``cloud_usd`` (device-hours ×
+        cheapest on-demand price, NaN where no price), ``memory_per_device_gb``,
+        ``memory_gb``, ``fits`` (on ``n_devices``), ``min_devices_memory`` and
+        ``devices_needed`` (the larger of the compute and memory counts).
+        Devices without a published peak at the precision have NaN figures.
+    """
+    if devices:
+        catalog = catalog[catalog["name"].isin(devices)]
+    need = compute_need(scenario)
+    peak = peak_flops(catalog, scenario.precision)
+    known = peak.notna()
+    out = catalog[["name", "vendor", "segment", "memory_gb", "tdp_w", "cloud_usd_per_hour"]].copy()
+    out["peak_flops"] = peak
+    u = scenario.utilization
+    compute_devices = pd.Series(np.nan, index=catalog.index)
+    compute_devices[known] = demand.devices_needed(need["required_flops_per_s"], peak[known], u)
+    out["devices_for_target"] = compute_devices
+    device_seconds = pd.Series(np.nan, index=catalog.index)
+    if scenario.workload in TRAINING_WORKLOADS:
+        device_seconds[known] = need["total_flops"] / (peak[known] * u)
+        out["days_on_n"] = device_seconds / scenario.n_devices / units.SECONDS_PER_DAY
+    else:
+        # serving: devices run around the clock; a device-hour per hour per device
+        device_seconds = compute_devices * units.SECONDS_PER_HOUR
+        out["days_on_n"] = np.nan
+    out["device_hours"] = device_seconds / units.SECONDS_PER_HOUR
+    out["cloud_usd"] = out["device_hours"] * out["cloud_usd_per_hour"]
+    mem = memory_need(scenario)
+    out["memory_per_device_gb"] = mem["total"] / units.GIGA
+    device_mem = memory_bytes(catalog)
+    usable = memory.usable_bytes(device_mem.fillna(1.0), reserve_fraction).where(device_mem.notna())
+    out["fits"] = mem["total"] <= usable
+    out["min_devices_memory"] = min_devices_for_memory(scenario, usable)
+    out["devices_needed"] = np.fmax(out["devices_for_target"], out["min_devices_memory"])
+    return out.reset_index(drop=True)
