@@ -72,6 +72,7 @@ def chapter_references(chapter, devices=None, catalog=None):
     if chapter not in CHAPTERS:
         raise ValueError(f"chapter must be one of {', '.join(CHAPTERS)}; got {chapter!r}")
     text = "References\n" + format_references(CHAPTERS[chapter])
+    devices = [] if devices is None else list(devices)
     if devices:
         from .catalog import load_catalog
 

@@ -106,3 +106,20 @@ def test_demand_notebook_rejects_a_bad_parameter_with_the_field_name(tmp_path):
     with pytest.raises(Exception) as err:
         run(tmp_path, "01_demand.ipynb", batch_size=0)
     assert "batch_size" in str(err.value)
+
+
+def test_roofline_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "02_bandwidth_roofline.ipynb")
+    assert figure(text, "ridge point H100 SXM [FLOP/B]") == "295"  # 989.5e12 / 3.35e12
+    assert figure(text, "ridge point A100 80GB SXM [FLOP/B]") == "153"  # 312e12 / 2.039e12
+    assert figure(text, "BERT claim, T4 faster than V100 at some batch") == "no"
+
+
+def test_roofline_notebook_batch_and_precision_change_the_intensity(tmp_path):
+    default, _ = run(tmp_path, "02_bandwidth_roofline.ipynb")
+    text, _ = run(tmp_path, "02_bandwidth_roofline.ipynb", model="Llama-2 70B", batch_size=64,
+                  precision="fp8", devices=["H100 SXM", "Instinct MI300X"])
+    label = "LLM decode step (batch 64) intensity [FLOP/B]"
+    # fp8 weights (1 byte) double the FLOP per byte; GQA keeps the KV cache small
+    assert float(figure(text, label)) > 2 * float(figure(default, "LLM decode step (batch 32) intensity [FLOP/B]"))
+    assert figure(text, "precision") == "fp8"

@@ -8,3 +8,4 @@ One module per chapter; everything is re-exported here (``accelkit.plots.rooflin
 from ._common import PALETTE, TEMPLATE, VENDOR_COLORS, empty_figure, layout, unit_of, vendor_color
 from .catalogue import catalogue_scatter, efficiency_bar
 from .demand import devices_needed_chart, memory_breakdown_chart, seed_rule_chart
+from .roofline import bert_claim_chart, roofline_chart

@@ -12,6 +12,7 @@ from importlib import import_module as _import_module
 _PANELS = {
     "CataloguePanel": "catalogue",
     "DemandPanel": "demand",
+    "RooflinePanel": "roofline",
 }
 
 

@@ -1,0 +1,72 @@
+"""Figures of chapter 02: rooflines, workloads on them, the BERT T4/V100 claim."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ._common import PALETTE, empty_figure, layout, unit_of
+
+__all__ = ["roofline_chart", "bert_claim_chart"]
+
+
+def roofline_chart(devices, workloads, precision, title=None):
+    """Log-log rooflines of several devices with workloads as vertical markers.
+
+    Parameters
+    ----------
+    devices : DataFrame
+        ``name, peak_flops`` [FLOP/s], ``bandwidth`` [bytes/s], ``source_url``.
+    workloads : DataFrame
+        ``workload, intensity`` [FLOP/byte].
+    precision : str
+        For the axis label.
+    """
+    title = title or f"Roofline at {precision}: attainable = min(peak, bandwidth × intensity)"
+    devices = devices.dropna(subset=["peak_flops", "bandwidth"])
+    if devices.empty:
+        return empty_figure(f"No selected device publishes both a {precision} peak and a bandwidth", title)
+    lo = min(0.05, float(workloads["intensity"].min()) / 2) if len(workloads) else 0.05
+    hi = max(5000.0, float(workloads["intensity"].max()) * 2) if len(workloads) else 5000.0
+    x = np.logspace(np.log10(lo), np.log10(hi), 200)
+    unit = unit_of(precision)
+    fig = go.Figure()
+    for i, (_, d) in enumerate(devices.iterrows()):
+        color = PALETTE[i % len(PALETTE)]
+        y = np.minimum(d["peak_flops"], d["bandwidth"] * x) / 1e12
+        ridge = d["peak_flops"] / d["bandwidth"]
+        fig.add_trace(go.Scatter(
+            x=x, y=y, mode="lines", name=d["name"], line={"color": color, "width": 2},
+            hovertemplate=(f"<b>{d['name']}</b><br>intensity %{{x:.3g}} FLOP/B<br>attainable %{{y:,.1f}} {unit}"
+                           f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
+        ))
+        pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / 1e12
+        fig.add_trace(go.Scatter(
+            x=workloads["intensity"], y=pts, mode="markers", showlegend=False,
+            marker={"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
+            text=workloads["workload"],
+            hovertemplate=f"<b>%{{text}}</b> on {d['name']}<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}<extra></extra>",
+        ))
+    for j, (_, w) in enumerate(workloads.iterrows()):
+        fig.add_vline(x=w["intensity"], line={"dash": "dot", "width": 1, "color": "#aaaaaa"})
+        fig.add_annotation(x=np.log10(w["intensity"]), y=1.0 - 0.055 * (j % 6), yref="paper", text=w["workload"],
+                           showarrow=False, font={"size": 9, "color": "#555"}, xanchor="left", textangle=0)
+    fig.update_xaxes(type="log", title="arithmetic intensity [FLOP/byte]", range=[np.log10(lo), np.log10(hi)])
+    fig.update_yaxes(type="log", title=f"attainable [{unit}]")
+    return layout(fig, title, height=520)
+
+
+def bert_claim_chart(table):
+    """Latency of a BERT forward pass vs batch on V100 and T4 (roofline bound)."""
+    fig = go.Figure()
+    for i, ((device, precision), group) in enumerate(table.groupby(["device", "precision"], sort=False)):
+        fig.add_trace(go.Scatter(
+            x=group["batch"], y=group["latency_ms"], mode="lines+markers", name=f"{device} ({precision})",
+            line={"color": PALETTE[i % len(PALETTE)], "dash": "dot" if precision == "int8" else "solid"},
+            customdata=np.stack([group["attainable_tflops"], group["bound"], group["tflops_per_w"]], axis=-1),
+            hovertemplate="batch %{x}<br>%{y:.3f} ms per batch<br>%{customdata[0]:.1f} TFLOP/s attainable"
+                          " (%{customdata[1]}-bound)<br>%{customdata[2]:.2f} TFLOP/s per W<extra></extra>",
+        ))
+    fig.update_xaxes(type="log", title="batch [sequences]")
+    fig.update_yaxes(type="log", title="time per batch [ms] (roofline bound)")
+    return layout(fig, "BERT-base inference: V100 vs T4 (the source text's claim)", height=400)
