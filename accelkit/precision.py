@@ -18,10 +18,12 @@ References
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 import pandas as pd
 
-from ._validate import check_choice
+from ._validate import check_choice, check_number
 from .catalog import PRECISION_COLUMNS, peak_flops
 from .memory import BYTES_PER_PARAM, weight_bytes
 
@@ -33,6 +35,11 @@ __all__ = [
     "memory_saved_fraction",
     "guidance_table",
     "SEED_CT_EXAMPLE",
+    "round_to",
+    "underflow_fraction",
+    "overflow_fraction",
+    "loss_scaling_demo",
+    "precision_table",
 ]
 
 
@@ -168,3 +175,106 @@ def guidance_table():
         ),
     ]
     return pd.DataFrame(rows, columns=["precision", "use_cases", "article_devices", "comment"])
+
+
+def round_to(values, fmt):
+    """Round float32/float64 values to a narrower format and back (to float64).
+
+    ``fp16`` uses numpy's IEEE half; ``bf16`` keeps the top 16 bits of the fp32
+    pattern with round-to-nearest-even (the conversion hardware performs);
+    ``fp32`` and ``fp64`` are exact casts.
+    """
+    fmt = check_choice("fmt", fmt, ["fp64", "fp32", "bf16", "fp16"])
+    x = np.asarray(values, dtype=np.float64)
+    if fmt == "fp64":
+        return x.copy()
+    if fmt == "fp32":
+        return x.astype(np.float32).astype(np.float64)
+    if fmt == "fp16":
+        with np.errstate(over="ignore"):
+            return x.astype(np.float16).astype(np.float64)
+    bits = x.astype(np.float32).view(np.uint32)
+    rounding = ((bits >> 16) & 1) + np.uint32(0x7FFF)
+    rounded = ((bits + rounding) & np.uint32(0xFFFF0000)).astype(np.uint32)
+    return rounded.view(np.float32).astype(np.float64)
+
+
+def underflow_fraction(values, fmt, scale=1.0):
+    """Fraction of non-zero ``values`` that become zero when ``values × scale`` is
+    stored in ``fmt`` -- what loss scaling prevents.
+
+    Parameters
+    ----------
+    values : array-like
+        Gradient values (non-zero) [any unit].
+    fmt : {"fp16", "bf16", "fp32"}
+    scale : float
+        Loss scale (gradients are multiplied by it before the cast).
+    """
+    check_number("scale", scale, low=0, low_inclusive=False, expected="a loss scale > 0, e.g. 65536")
+    x = np.asarray(values, dtype=np.float64)
+    x = x[x != 0]
+    if x.size == 0:
+        raise ValueError("values must contain non-zero gradients")
+    return float(np.mean(round_to(x * scale, fmt) == 0.0))
+
+
+def overflow_fraction(values, fmt, scale=1.0):
+    """Fraction of ``values × scale`` that overflow ``fmt`` to ±inf."""
+    check_number("scale", scale, low=0, low_inclusive=False, expected="a loss scale > 0")
+    x = np.asarray(values, dtype=np.float64)
+    return float(np.mean(~np.isfinite(round_to(x * scale, fmt))))
+
+
+@lru_cache(maxsize=32)
+def _loss_scaling_demo(scales, median_log2, spread_log2, n, seed):
+    rng = np.random.default_rng(seed)
+    grads = np.exp2(rng.normal(median_log2, spread_log2, int(n))) * rng.choice([-1.0, 1.0], int(n))
+    rows = []
+    for scale in scales:
+        for fmt in ("fp16", "bf16"):
+            rows.append({"scale": scale, "log2_scale": float(np.log2(scale)), "format": fmt,
+                         "underflow": underflow_fraction(grads, fmt, scale),
+                         "overflow": overflow_fraction(grads, fmt, scale)})
+    return pd.DataFrame(rows)
+
+
+def loss_scaling_demo(scales=(1.0, 2.0**8, 2.0**16, 2.0**24), median_log2=-22.0, spread_log2=4.0, n=200_000, seed=0):
+    """Underflow and overflow of synthetic gradients under fp16 and bf16, per loss scale.
+
+    The gradients are synthetic -- magnitudes log-normal around ``2**median_log2``
+    with a standard deviation of ``spread_log2`` binades -- chosen to resemble the
+    small activation gradients that motivated loss scaling (Micikevicius et al.
+    2018, §3.2, where many values fall below fp16's smallest subnormal 2**-24).
+    Change the assumptions to see how the conclusion moves.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``scale, log2_scale, format, underflow, overflow`` (fractions of values).
+    """
+    check_number("spread_log2", spread_log2, low=0, low_inclusive=False, expected="a spread in binades > 0")
+    check_number("median_log2", median_log2, low=-140, high=120, expected="a base-2 exponent in [-140, 120]")
+    return _loss_scaling_demo(tuple(float(x) for x in scales), float(median_log2), float(spread_log2), int(n),
+                              int(seed)).copy()
+
+
+def precision_table(catalog, devices, precisions=("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")):
+    """Peak and speed-up over fp32 for each device × precision (long format).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``device, precision, peak_tflops`` (NaN = not published / not supported),
+        ``speedup_vs_fp32``, ``bytes_per_value``.
+    """
+    rows = catalog[catalog["name"].isin(list(devices))]
+    out = []
+    for p in precisions:
+        peak = peak_flops(rows, p) / 1e12
+        fp32 = peak_flops(rows, "fp32") / 1e12
+        for name, value, base in zip(rows["name"], peak, fp32):
+            out.append({"device": name, "precision": p, "peak_tflops": value,
+                        "speedup_vs_fp32": value / base if base == base and base else np.nan,
+                        "bytes_per_value": BYTES_PER_PARAM[p]})
+    return pd.DataFrame(out)

@@ -75,3 +75,25 @@ def test_guidance_table_restates_the_article():
     table = precision.guidance_table()
     assert list(table["precision"])[:3] == ["fp32", "fp16 / bf16", "int8"]
     assert "Jetson" in table.loc[2, "article_devices"]
+
+
+def test_bf16_rounding_is_round_to_nearest_even():
+    out = precision.round_to([1.0, 1 + 2**-8, 1 + 2**-7, 1 + 3 * 2**-8], "bf16")
+    np.testing.assert_array_equal(out, [1.0, 1.0, 1 + 2**-7, 1 + 2**-6])
+
+
+def test_fp16_underflow_and_loss_scaling():
+    # fp16's smallest subnormal is 2^-24: 2^-26 flushes to zero, 2^-26 × 2^16 does not
+    assert precision.underflow_fraction([2.0**-26], "fp16") == 1.0
+    assert precision.underflow_fraction([2.0**-26], "fp16", scale=2.0**16) == 0.0
+    assert precision.underflow_fraction([2.0**-26], "bf16") == 0.0
+    assert precision.overflow_fraction([1.0e5], "fp16") == 1.0  # above 65504
+    with pytest.raises(ValueError, match="scale"):
+        precision.underflow_fraction([1.0], "fp16", scale=0)
+
+
+def test_loss_scaling_demo_shape():
+    demo = precision.loss_scaling_demo()
+    fp16 = demo[demo["format"] == "fp16"].set_index("log2_scale")
+    assert fp16.loc[0.0, "underflow"] > fp16.loc[16.0, "underflow"]
+    assert (demo[demo["format"] == "bf16"]["underflow"] == 0).all()

@@ -123,3 +123,18 @@ def test_roofline_notebook_batch_and_precision_change_the_intensity(tmp_path):
     # fp8 weights (1 byte) double the FLOP per byte; GQA keeps the KV cache small
     assert float(figure(text, label)) > 2 * float(figure(default, "LLM decode step (batch 32) intensity [FLOP/B]"))
     assert figure(text, "precision") == "fp8"
+
+
+def test_precision_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "03_precision.ipynb")
+    assert figure(text, "T4 fp16 speed-up over fp32") == "8.0"  # 65 / 8.1 TFLOP/s (T4 datasheet)
+    assert figure(text, "fp16 gradients lost without loss scaling") != "0.0%"
+    assert figure(text, "bf16 gradients lost without loss scaling") == "0.0%"
+
+
+def test_precision_notebook_assumptions_change_the_loss_scaling_result(tmp_path):
+    text, _ = run(tmp_path, "03_precision.ipynb", median_log2=-12.0, spread_log2=1.0, workload="inference",
+                  model="Llama-2 70B")
+    # gradients around 2^-12 are well inside fp16's range: nothing underflows
+    assert figure(text, "fp16 gradients lost without loss scaling") == "0.0%"
+    assert figure(text, "memory in int4 [GB]") == "35.0"

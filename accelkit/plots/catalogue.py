@@ -52,6 +52,7 @@ def catalogue_scatter(catalog, precision="bf16"):
             )
         )
     lo, hi = data["memory_bw_gbs"].min() / 1.5, data["memory_bw_gbs"].max() * 1.5
+    notes = []
     for ridge in (10, 100, 1000):
         xs = np.array([lo, hi])
         fig.add_trace(
@@ -60,8 +61,9 @@ def catalogue_scatter(catalog, precision="bf16"):
                 line={"dash": "dot", "width": 1, "color": "#bbbbbb"}, hoverinfo="skip", showlegend=False,
             )
         )
-        fig.add_annotation(x=np.log10(hi), y=np.log10(hi * ridge / 1000.0), text=f"{ridge} FLOP/B", showarrow=False,
-                           font={"size": 9, "color": "#999"}, xanchor="right")
+        notes.append({"x": float(np.log10(hi)), "y": float(np.log10(hi * ridge / 1000.0)), "text": f"{ridge} FLOP/B",
+                      "showarrow": False, "font": {"size": 9, "color": "#999"}, "xanchor": "right"})
+    fig.update_layout(annotations=notes)
     ymin, ymax = data[col].min() / 2, data[col].max() * 2
     fig.update_xaxes(type="log", title="memory bandwidth [GB/s]", range=[np.log10(lo), np.log10(hi)])
     fig.update_yaxes(type="log", title=f"dense {precision} peak [{unit_of(precision)}]", range=[np.log10(ymin), np.log10(ymax)])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ._common import PALETTE, empty_figure, layout, vendor_color
+from ._common import PALETTE, add_lines, empty_figure, layout, vendor_color
 
 __all__ = ["devices_needed_chart", "memory_breakdown_chart", "seed_rule_chart"]
 
@@ -41,9 +41,10 @@ def devices_needed_chart(table, title):
         )
     )
     no_fit = data[np.isinf(data["min_devices_memory"])]
-    for name in no_fit["name"]:
-        fig.add_annotation(y=name, x=0, text="  never fits (replicated state too big)", showarrow=False,
-                           xanchor="left", font={"size": 10, "color": "#b00"})
+    fig.update_layout(annotations=[
+        {"y": name, "x": 0, "xref": "paper", "text": "  never fits (replicated state too big)", "showarrow": False,
+         "xanchor": "left", "font": {"size": 10, "color": "#b00"}} for name in no_fit["name"]
+    ])
     fig.update_xaxes(title="devices [count]", type="log" if data["devices_needed"].max() > 50 else "linear")
     return layout(fig, title, height=max(320, 28 * len(data) + 140))
 
@@ -70,8 +71,7 @@ def memory_breakdown_chart(parts_gb, capacities_gb, title):
     fig.add_trace(go.Bar(x=list(caps.index), y=list(caps.values), name="usable memory of one device",
                          marker={"color": "#cfd8dc"}, hovertemplate="%{x}: %{y:,.0f} GB usable<extra></extra>"))
     total = sum(parts_gb[k] for k in labels)
-    fig.add_hline(y=total, line={"dash": "dash", "color": "#d62728"},
-                  annotation_text=f"needed {total:,.1f} GB", annotation_position="top left")
+    add_lines(fig, "h", [total], [f"needed {total:,.1f} GB"], ["#d62728"], dash="dash")
     fig.update_layout(barmode="stack")
     fig.update_yaxes(title="memory [GB]")
     return layout(fig, title)

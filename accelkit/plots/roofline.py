@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from ._common import PALETTE, empty_figure, layout, unit_of
+from ._common import PALETTE, add_lines, empty_figure, layout, unit_of
 
 __all__ = ["roofline_chart", "bert_claim_chart"]
 
@@ -47,10 +47,14 @@ def roofline_chart(devices, workloads, precision, title=None):
             text=workloads["workload"],
             hovertemplate=f"<b>%{{text}}</b> on {d['name']}<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}<extra></extra>",
         ))
+    # on log axes, shapes take data values and annotations take log10 values
+    add_lines(fig, "v", list(workloads["intensity"]), [], ["#aaaaaa"] * len(workloads))
+    notes = list(fig.layout.annotations or ())
     for j, (_, w) in enumerate(workloads.iterrows()):
-        fig.add_vline(x=w["intensity"], line={"dash": "dot", "width": 1, "color": "#aaaaaa"})
-        fig.add_annotation(x=np.log10(w["intensity"]), y=1.0 - 0.055 * (j % 6), yref="paper", text=w["workload"],
-                           showarrow=False, font={"size": 9, "color": "#555"}, xanchor="left", textangle=0)
+        notes.append({"x": float(np.log10(w["intensity"])), "y": 1.0 - 0.055 * (j % 6), "yref": "paper",
+                      "text": w["workload"], "showarrow": False, "font": {"size": 9, "color": "#555"},
+                      "xanchor": "left"})
+    fig.update_layout(annotations=notes)
     fig.update_xaxes(type="log", title="arithmetic intensity [FLOP/byte]", range=[np.log10(lo), np.log10(hi)])
     fig.update_yaxes(type="log", title=f"attainable [{unit}]")
     return layout(fig, title, height=520)

@@ -13,6 +13,8 @@ _PANELS = {
     "CataloguePanel": "catalogue",
     "DemandPanel": "demand",
     "RooflinePanel": "roofline",
+    "PrecisionPanel": "precision",
+    "ProbePanel": "probe",
 }
 
 
