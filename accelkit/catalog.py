@@ -29,6 +29,7 @@ __all__ = [
     "peak_flops",
     "memory_bandwidth",
     "memory_bytes",
+    "int8_dense_estimate",
     "PRECISION_COLUMNS",
     "NUMERIC_COLUMNS",
 ]
@@ -475,6 +476,29 @@ def memory_bandwidth(catalog):
 def memory_bytes(catalog):
     """Device memory of each device, in bytes."""
     return units.gb_to_bytes(catalog["memory_gb"].astype(float))
+
+
+def int8_dense_estimate(catalog):
+    """Dense INT8 OP/s per device, and where the figure comes from.
+
+    The published dense figure where there is one; otherwise half of the published
+    2:4-sparse headline (NVIDIA states its Jetson Orin TOPS with sparsity, and 2:4
+    sparsity doubles the dense rate), labelled as derived so nobody mistakes it
+    for a datasheet figure.
+
+    Returns
+    -------
+    (pandas.Series, pandas.Series)
+        OP/s, and the basis: ``"published dense"``, ``"half the 2:4-sparse figure"``
+        or ``""`` (unknown).
+    """
+    dense = catalog["int8_tops"].astype(float)
+    derived = catalog["int8_tops_sparse"].astype(float) / 2.0
+    value = dense.fillna(derived) * units.TERA
+    basis = pd.Series("", index=catalog.index)
+    basis[dense.notna()] = "published dense"
+    basis[dense.isna() & derived.notna()] = "half the 2:4-sparse figure"
+    return value, basis
 
 
 def best_peak_flops(catalog, precisions=("bf16", "fp16", "fp32")):

@@ -16,7 +16,7 @@ from .catalog import find, load_catalog
 from .memory import bytes_per_param
 from .models import find_model
 
-__all__ = ["bert_t4_vs_v100"]
+__all__ = ["bert_t4_vs_v100", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud"]
 
 
 def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), seq_len=128,
@@ -85,5 +85,183 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
         + (f"The {t_name} does win per watt at every batch ({eff[t_name].iloc[0]:.2f} vs {eff[v_name].iloc[0]:.2f} "
            f"TFLOP/s per W at batch {eff.index[0]}), and on rental price, which is the better reading of the anecdote."
            if t4_greener else "")
+    )
+    return table, verdict
+
+
+def efficiency_claims(catalog=None):
+    """Source text 003 §2.5: "A100: 312 TFLOPS / 400 W = 0.78 TFLOPS/W; Jetson Orin:
+    40 TFLOPS / 50 W = 0.8 TFLOPS/W", against the catalogue's datasheet figures.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        ``device, article_tflops, article_w, article_per_w, catalogue_figure,
+        catalogue_w, catalogue_per_w, basis`` and a verdict.
+    """
+    from .catalog import int8_dense_estimate
+
+    catalog = load_catalog() if catalog is None else catalog
+    a100 = find("A100 80GB SXM", catalog)
+    rows = [{
+        "device": a100["name"], "article_tflops": 312.0, "article_w": 400.0,
+        "catalogue_figure": a100["bf16_tflops"], "catalogue_w": a100["tdp_w"], "basis": "dense bf16/fp16 tensor",
+    }]
+    int8, basis = int8_dense_estimate(catalog)
+    for name in ("Jetson AGX Orin 64GB", "Jetson Orin NX 16GB", "Jetson Orin Nano Super 8GB", "Jetson Orin Nano 8GB"):
+        try:
+            row = find(name, catalog)
+        except ValueError:
+            continue
+        rows.append({"device": row["name"], "article_tflops": 40.0, "article_w": 50.0,
+                     "catalogue_figure": int8[row.name] / 1e12, "catalogue_w": row["tdp_w"],
+                     "basis": f"int8 TOP/s, {basis[row.name]} ({row['power_mode']})"})
+    table = pd.DataFrame(rows)
+    table["article_per_w"] = table["article_tflops"] / table["article_w"]
+    table["catalogue_per_w"] = table["catalogue_figure"] / table["catalogue_w"]
+    orin = table.iloc[1:]
+    verdict = (
+        f"A100: {a100['bf16_tflops']:g} / {a100['tdp_w']:g} W = {table.loc[0, 'catalogue_per_w']:.2f} TFLOP/s per W, as the "
+        "article says. Jetson Orin: no module matches \"40 TFLOPS at 50 W\". 40 is the Orin Nano 8GB's 2:4-sparse INT8 "
+        "figure (TOP/s, not TFLOP/s, at 15 W); at the AGX Orin's MAXN mode the datasheet gives 275 sparse INT8 TOP/s. "
+        f"Dense INT8 per watt of the Orin modules ranges {orin['catalogue_per_w'].min():.2f}-"
+        f"{orin['catalogue_per_w'].max():.2f} TOP/s per W -- but INT8 TOP/s and BF16 TFLOP/s are different units, so "
+        "the article's side-by-side comparison is not like for like."
+    )
+    return table, verdict
+
+
+def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_device="Jetson Orin Nano Super 8GB",
+                  edge_unit_price_usd=None, cloud_device="T4", cloud_usd_per_hour=None, utilization=0.3,
+                  horizon_months=36, electricity_usd_per_kwh=0.15, edge_maintenance_per_year=0.10,
+                  install_usd_per_unit=0.0, cloud_network_usd_per_month=0.0, discount_rate_per_year=0.0,
+                  claimed_saving=0.62):
+    """Source text 003 §2.5: an edge deployment on Jetson devices cost 62 % less over
+    three years than cloud inference.
+
+    Model: the vision workload needs ``streams × fps × FLOP per frame`` operations per
+    second; edge devices and cloud GPUs each deliver their dense INT8 rate × the
+    utilisation; whole devices / instances are bought or rented to cover it. Edge:
+    purchase (+ installation) at month 0, energy at the device's TDP around the clock,
+    a yearly maintenance fraction. Cloud: the instance's on-demand price around the
+    clock, plus any network cost. See :mod:`accelkit.tco`.
+
+    Returns
+    -------
+    dict
+        ``compare`` (tco.compare table), ``cumulative`` (long table for the chart),
+        ``edge_units``, ``cloud_instances``, ``required_ops``, ``saving`` (fraction),
+        ``edge_price_for_claim`` (the edge unit price at which the saving equals the
+        claim), ``assumptions`` and ``verdict``.
+    """
+    from . import tco
+    from .catalog import int8_dense_estimate
+    from .demand import devices_needed
+
+    catalog = load_catalog() if catalog is None else catalog
+    preset = find_model(model)
+    per_frame = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
+        else 2.0 * float(preset["params"])
+    required = streams * fps * per_frame
+    int8, basis = int8_dense_estimate(catalog)
+    edge = find(edge_device, catalog)
+    cloud_row = find(cloud_device, catalog)
+    edge_ops, cloud_ops = int8[edge.name], int8[cloud_row.name]
+    if np.isnan(edge_ops):
+        raise ValueError(f"edge_device {edge['name']!r} publishes no INT8 figure; pick another edge device")
+    if np.isnan(cloud_ops):
+        raise ValueError(f"cloud_device {cloud_row['name']!r} publishes no INT8 figure; pick another cloud device")
+    price = edge["price_usd"] if edge_unit_price_usd is None else edge_unit_price_usd
+    if price is None or np.isnan(price):
+        raise ValueError(f"edge_unit_price_usd: the catalogue has no list price for {edge['name']}; enter one")
+    hourly = cloud_row["cloud_usd_per_hour"] if cloud_usd_per_hour is None else cloud_usd_per_hour
+    if hourly is None or np.isnan(hourly):
+        raise ValueError(f"cloud_usd_per_hour: no cloud price for {cloud_row['name']} in the catalogue; enter one")
+    units = int(devices_needed(required, edge_ops, utilization))
+    instances = int(devices_needed(required, cloud_ops, utilization))
+
+    def options(unit_price):
+        return [
+            tco.edge(f"edge: {units} × {edge['name']}", units, unit_price, edge["tdp_w"],
+                     electricity_usd_per_kwh=electricity_usd_per_kwh, maintenance_fraction_per_year=edge_maintenance_per_year,
+                     install_usd=install_usd_per_unit * units, lifetime_years=max(horizon_months / 12.0, 1.0)),
+            tco.cloud(f"cloud: {instances} × {cloud_row['name']}", hourly, instances,
+                      fixed_usd_per_month=cloud_network_usd_per_month),
+        ]
+
+    table = tco.compare(options(price), horizon_months, discount_rate_per_year)
+    edge_total, cloud_total = table.loc[0, "total_usd"], table.loc[1, "total_usd"]
+    saving = 1.0 - edge_total / cloud_total
+    # the edge total is linear in the unit price: solve for the price giving the claimed saving
+    t0 = tco.compare(options(0.0), horizon_months, discount_rate_per_year).loc[0, "total_usd"]
+    t1 = tco.compare(options(1000.0), horizon_months, discount_rate_per_year).loc[0, "total_usd"]
+    slope = (t1 - t0) / 1000.0
+    price_for_claim = ((1.0 - claimed_saving) * cloud_total - t0) / slope if slope > 0 else np.nan
+    verdict = (
+        f"{streams} streams × {fps:g} fps of {preset['name']} ({per_frame / 1e9:.1f} GFLOP per frame) need "
+        f"{required / 1e12:.2f} TOP/s: {units} × {edge['name']} ({edge_ops / 1e12:.1f} INT8 TOP/s, {basis[edge.name]}) or "
+        f"{instances} × {cloud_row['name']} in the cloud at {utilization:.0%} utilisation. Over {horizon_months} months the "
+        f"edge costs ${edge_total:,.0f} and the cloud ${cloud_total:,.0f}: the edge saves {saving:.0%} "
+        f"(the article: {claimed_saving:.0%}). "
+        + (f"The saving would fall to {claimed_saving:.0%} at an edge price of ${price_for_claim:,.0f} per unit "
+           f"(instead of ${price:,.0f})." if price_for_claim == price_for_claim and price_for_claim > 0 else
+           f"No edge price brings the saving down to {claimed_saving:.0%}: running costs alone exceed it.")
+    )
+    return {
+        "compare": table, "cumulative": tco.monthly_cumulative(options(price), horizon_months, discount_rate_per_year),
+        "edge_units": units, "cloud_instances": instances, "required_ops": required, "saving": saving,
+        "edge_price_for_claim": price_for_claim, "edge_unit_price_usd": price, "cloud_usd_per_hour": hourly,
+        "verdict": verdict,
+    }
+
+
+def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Orin Nano Super 8GB", cloud_device="T4",
+                          utilization=0.3, rtt_ms=40.0, uplink_mbps=20.0, frame_kb=150.0, server_overhead_ms=20.0,
+                          edge_overhead_ms=10.0, claimed_cloud_ms=380.0, claimed_edge_ms=28.0):
+    """Source text 003 §3.2: cloud inference averaged 380 ms; an AGX Orin at the edge
+    (TensorRT, INT8, DLA) brought it to 28 ms.
+
+    Model: cloud = network round trip + frame upload (``frame_kb × 8 / uplink_mbps``)
+    + server overhead (decode, queueing, pre/post-processing) + inference; edge =
+    inference + local overhead. Inference time = FLOP per frame / (dense INT8 peak ×
+    utilisation), a compute-bound estimate.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        One row per component and path (``path, component, ms``), and a verdict.
+    """
+    from .catalog import int8_dense_estimate
+
+    catalog = load_catalog() if catalog is None else catalog
+    for name, value in (("rtt_ms", rtt_ms), ("server_overhead_ms", server_overhead_ms),
+                        ("edge_overhead_ms", edge_overhead_ms)):
+        if not value >= 0:
+            raise ValueError(f"{name} must be a time in ms >= 0; got {value}")
+    for name, value in (("uplink_mbps", uplink_mbps), ("frame_kb", frame_kb), ("utilization", utilization)):
+        if not value > 0:
+            raise ValueError(f"{name} must be > 0; got {value}")
+    preset = find_model(model)
+    per_frame = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
+        else 2.0 * float(preset["params"])
+    int8, _ = int8_dense_estimate(catalog)
+    edge, cloud = find(edge_device, catalog), find(cloud_device, catalog)
+    infer_cloud = per_frame / (int8[cloud.name] * utilization) * 1e3
+    infer_edge = per_frame / (int8[edge.name] * utilization) * 1e3
+    upload = frame_kb * 8.0 / uplink_mbps
+    rows = [
+        ("cloud", "network round trip", rtt_ms), ("cloud", "frame upload", upload),
+        ("cloud", "server overhead", server_overhead_ms), ("cloud", f"inference on {cloud['name']}", infer_cloud),
+        ("edge", f"inference on {edge['name']}", infer_edge), ("edge", "local overhead", edge_overhead_ms),
+    ]
+    table = pd.DataFrame(rows, columns=["path", "component", "ms"])
+    totals = table.groupby("path")["ms"].sum()
+    network = rtt_ms + upload
+    verdict = (
+        f"With these assumptions the cloud path takes {totals['cloud']:.0f} ms and the edge path {totals['edge']:.0f} ms "
+        f"(the article: {claimed_cloud_ms:.0f} → {claimed_edge_ms:.0f} ms). The network -- round trip and upload -- is "
+        f"{network / totals['cloud']:.0%} of the cloud time; inference itself is {infer_cloud:.1f} ms on the {cloud['name']} "
+        f"and {infer_edge:.1f} ms on the {edge['name']}. Most of the gain comes from not crossing the network, not from a "
+        "faster chip."
     )
     return table, verdict

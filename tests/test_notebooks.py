@@ -138,3 +138,31 @@ def test_precision_notebook_assumptions_change_the_loss_scaling_result(tmp_path)
     # gradients around 2^-12 are well inside fp16's range: nothing underflows
     assert figure(text, "fp16 gradients lost without loss scaling") == "0.0%"
     assert figure(text, "memory in int4 [GB]") == "35.0"
+
+
+def test_energy_tco_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "05_energy_tco.ipynb")
+    assert figure(text, "A100 TFLOP/s per W (article 0.78)") == "0.78"  # 312 / 400 W, datasheet
+    # one $249 Jetson Orin Nano Super: 249 + 36 × (25 W × 24 h × 30.44 d × $0.15/kWh + 10 %/yr of 249)
+    assert figure(text, "edge total [USD]") == "422"
+    # one T4 instance at $0.526/h around the clock for 36 months
+    assert figure(text, "cloud total [USD]") == "13,833"
+
+
+def test_energy_tco_notebook_assumptions_move_the_verdict(tmp_path):
+    text, _ = run(tmp_path, "05_energy_tco.ipynb", streams=200, edge_device="Jetson AGX Orin 64GB",
+                  edge_unit_price_usd=5000.0, maintenance_per_year=0.25, horizon_months=24, uplink_mbps=4.0)
+    assert figure(text, "streams") == "200"
+    assert int(figure(text, "edge units")) == 5
+    assert figure(text, "edge saving (article 62%)") != "97%"
+    # a 150 kB frame over 4 Mbit/s alone takes 300 ms
+    assert int(figure(text, "cloud latency [ms]")) > 300
+
+
+def test_scenario_saved_in_chapter_01_is_used_in_chapter_05(tmp_path):
+    saved = tmp_path / "scenario.json"
+    run(tmp_path, "01_demand.ipynb", model="Llama-2 13B", deployment="edge", save_scenario_to=str(saved))
+    assert saved.exists()
+    text, _ = run(tmp_path, "05_energy_tco.ipynb", scenario_path=str(saved))
+    assert figure(text, "model") == "Llama-2 13B (1.3e+10 parameters)"
+    assert figure(text, "deployment") == "edge"

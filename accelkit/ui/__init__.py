@@ -14,7 +14,8 @@ _PANELS = {
     "DemandPanel": "demand",
     "RooflinePanel": "roofline",
     "PrecisionPanel": "precision",
-    "ProbePanel": "probe",
+    "EnergyPanel": "energy_tco",
+    "TCOPanel": "energy_tco",
 }
 
 
