@@ -17,6 +17,10 @@ References
    gradient all-reduce with backward computation; no_sync for accumulation).
 .. [4] Source article (seed 000): gradient accumulation over k micro-batches to fit
    memory.
+.. [5] X. Jia et al., "Highly Scalable Deep Learning Training System with
+   Mixed-Precision: Training ImageNet in Four Minutes", arXiv:1807.11205 (2018),
+   §3.3 (hierarchical all-reduce: reduce inside a node, all-reduce across nodes,
+   broadcast inside the node).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ._validate import check_fraction, check_integer, check_non_negative, check_
 
 __all__ = [
     "ring_allreduce_seconds",
+    "hierarchical_allreduce_seconds",
     "allgather_seconds",
     "reduce_scatter_seconds",
     "gradient_bytes",
@@ -94,6 +99,39 @@ def allgather_seconds(nbytes, n_devices, bandwidth, latency_s=0.0):
 def reduce_scatter_seconds(nbytes, n_devices, bandwidth, latency_s=0.0):
     """Ring reduce-scatter of an input of ``nbytes``: ``(n−1)/n · nbytes / bw`` [s] ([2]_)."""
     return allgather_seconds(nbytes, n_devices, bandwidth, latency_s)
+
+
+def hierarchical_allreduce_seconds(nbytes, n_nodes, devices_per_node, intra_bandwidth, inter_bandwidth,
+                                   latency_s=0.0):
+    """All-reduce across nodes in three phases ([5]_): reduce-scatter inside each
+    node, all-reduce of each shard across nodes, all-gather inside each node.
+
+    Parameters
+    ----------
+    nbytes : numeric
+        Buffer reduced on every device [bytes].
+    n_nodes : int
+        Nodes (servers).
+    devices_per_node : int
+        Devices per node (each with its own network port, as in DGX-class servers).
+    intra_bandwidth : numeric
+        Per-direction device-to-device bandwidth inside a node [bytes/s].
+    inter_bandwidth : numeric
+        Per-direction network bandwidth per device between nodes [bytes/s].
+
+    Returns
+    -------
+    numeric
+        ``2 · (g−1)/g · B / bw_intra + 2 · (m−1)/m · (B/g) / bw_inter`` [s] for g
+        devices per node and m nodes; equals the flat ring inside one node.
+    """
+    check_integer("n_nodes", n_nodes, low=1, what="a number of nodes")
+    check_integer("devices_per_node", devices_per_node, low=1, what="a number of devices per node")
+    check_positive("inter_bandwidth", inter_bandwidth, "a network bandwidth in bytes/s")
+    inside = reduce_scatter_seconds(nbytes, devices_per_node, intra_bandwidth, latency_s)
+    inside = inside + allgather_seconds(nbytes, devices_per_node, intra_bandwidth, latency_s)
+    across = ring_allreduce_seconds(nbytes / devices_per_node, n_nodes, inter_bandwidth, latency_s)
+    return inside + across
 
 
 def gradient_bytes(params, precision="bf16"):

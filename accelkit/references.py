@@ -26,6 +26,7 @@ REFERENCES = {
     "pope2023": "R. Pope et al., Efficiently Scaling Transformer Inference, MLSys 2023, arXiv:2211.05102.",
     "patarasuk2009": "P. Patarasuk, X. Yuan, Bandwidth optimal all-reduce algorithms for clusters of workstations, JPDC 69(2), 2009.",
     "nccl_tests": "NVIDIA nccl-tests, doc/PERFORMANCE.md: algorithm vs bus bandwidth of collectives.",
+    "jia2018": "X. Jia et al., Highly Scalable Deep Learning Training System with Mixed-Precision: Training ImageNet in Four Minutes, arXiv:1807.11205 (2018).",
     "li2020": "S. Li et al., PyTorch Distributed: Experiences on Accelerating Data Parallel Training, VLDB 2020.",
     "ieee754": "IEEE Std 754-2019, IEEE Standard for Floating-Point Arithmetic.",
     "micikevicius2018": "P. Micikevicius et al., Mixed Precision Training, ICLR 2018, arXiv:1710.03740.",
@@ -39,6 +40,19 @@ REFERENCES = {
     "catalogue": "accelkit catalogue, data/accelerators.csv: one datasheet / vendor page per device (source_url column).",
     "cloud_prices": "accelkit cloud prices, data/cloud_prices.csv: one pricing page per instance (source_url, price_date).",
     "models": "accelkit model presets, data/models.csv: paper or model card per model (source_url column).",
+    "ecosystem_table": "accelkit software-ecosystem table, data/ecosystem.csv: one documentation page per (stack, criterion) (source_url, retrieved); unknown rows stay unsourced.",
+    "pytorch_get_started": "PyTorch, Get Started: compute-platform builds of upstream PyTorch (CUDA, ROCm, CPU), pytorch.org/get-started.",
+    "hipify": "AMD ROCm documentation, HIPIFY: translating CUDA source to HIP with hipify-clang and hipify-perl (conversion not fully automatic), rocm.docs.amd.com/projects/HIPIFY.",
+    "ascend_c": "Huawei CANN 8.0 documentation, Ascend C operator development guide, hiascend.com (canncommercial/800, opdevg).",
+    "ort_execution_providers": "ONNX Runtime documentation, Execution Providers (CUDA, TensorRT, MIGraphX, OpenVINO, CANN, CoreML ...), onnxruntime.ai/docs/execution-providers.",
+    "openvino_model_preparation": "Intel OpenVINO 2025 documentation, Model Preparation: converting PyTorch, TensorFlow, ONNX and JAX models (docs.openvino.ai).",
+    "nvidia_matmul_guide": "NVIDIA, Matrix Multiplication Background User's Guide, DU-09799-001 (Deep Learning Performance docs, 2023): GEMM FLOPs, tile and wave quantisation.",
+    "bekman_mamf": "S. Bekman, Machine Learning Engineering, 'Maximum Achievable Matmul FLOPS (MAMF) Finder', github.com/stas00/ml-engineering (compute/accelerator/benchmarks).",
+    "sander2025": "B. Sander, Understanding Peak, Max-Achievable & Delivered FLOPs, AMD ROCm blog (Feb 2025).",
+    "mccalpin1995": "J. D. McCalpin, Memory Bandwidth and Machine Balance in Current High Performance Computers, IEEE TCCA Newsletter (Dec 1995) -- the STREAM benchmark.",
+    "torch_benchmark": "PyTorch documentation, Benchmark Utils - torch.utils.benchmark (Timer: warm-up, synchronisation, thread count, median of replicates).",
+    "nvml": "NVIDIA, NVML API Reference Guide: nvmlUtilization_t ('percent of time ... one or more kernels was executing'), power, clocks, PCIe link.",
+    "probe_results": "accelkit probe results, data/probe_results/*.json: measured on the machine named in each file's header.",
 }
 
 CHAPTERS = {
@@ -48,9 +62,13 @@ CHAPTERS = {
     "roofline": ["williams2009", "nvidia_perf_guide", "dao2022", "pope2023", "kwon2023", "seed_003", "catalogue", "models"],
     "precision": ["ieee754", "micikevicius2018", "micikevicius2022", "jacob2018", "seed_003", "seed_000", "catalogue"],
     "energy_tco": ["patterson2021", "greengrid_pue", "brealey", "touvron2023", "seed_003", "catalogue", "cloud_prices"],
-    "cluster": ["patarasuk2009", "nccl_tests", "li2020", "rajbhandari2020", "korthikanti2022", "greengrid_pue",
+    "cluster": ["patarasuk2009", "nccl_tests", "jia2018", "li2020", "rajbhandari2020", "korthikanti2022", "greengrid_pue",
                 "seed_000", "seed_003", "catalogue"],
     "edge": ["williams2009", "jacob2018", "seed_003", "catalogue", "models"],
+    "ecosystem": ["seed_003", "ecosystem_table", "pytorch_get_started", "hipify", "ascend_c", "ort_execution_providers",
+                  "openvino_model_preparation", "catalogue"],
+    "probe": ["nvidia_matmul_guide", "bekman_mamf", "sander2025", "mccalpin1995", "torch_benchmark", "nvml",
+              "micikevicius2018", "jacob2018", "seed_003", "seed_000", "catalogue", "probe_results"],
 }
 
 

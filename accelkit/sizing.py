@@ -15,7 +15,7 @@ from . import demand, llm, memory, roofline, units
 from .catalog import memory_bytes, peak_flops
 from .models import find_model, kv_elements_per_token
 
-__all__ = ["kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
+__all__ = ["cluster_scaling", "cluster_step", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
 TRAINING_WORKLOADS = ("training", "fine-tuning")
 
@@ -254,3 +254,97 @@ def kernel_workloads(scenario):
     rows.append(("elementwise add", roofline.elementwise_intensity(1, 2, 1, p), np.nan, np.nan,
                  "two reads, one write per FLOP"))
     return pd.DataFrame(rows, columns=["workload", "intensity", "flops", "bytes", "note"])
+
+
+def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1, devices_per_node=8,
+                 network_gbps=200.0, overlap=0.5, intra_gbs=None):
+    """One data-parallel training step on a cluster of one device type.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Model, sequence length, precision, utilisation, tokens.
+    device : pandas.Series
+        A catalogue row.
+    n_devices : int
+        Devices in the cluster (data parallel).
+    micro_batch : int
+        Sequences per device per forward/backward pass.
+    accumulation_steps : int
+        Micro-batches accumulated per optimizer step (one gradient all-reduce each).
+    devices_per_node : int
+        Devices per server.
+    network_gbps : float
+        Network bandwidth per device between servers [Gbit/s] (the source text's
+        training cluster uses 200 Gb/s RDMA).
+    overlap : float in [0, 1]
+        Share of the all-reduce hidden behind the backward pass.
+    intra_gbs : float, optional
+        Per-direction bandwidth inside a server [GB/s]; default: half the
+        catalogue's bidirectional interconnect figure, or the PCIe rate.
+
+    Returns
+    -------
+    dict
+        ``compute_s`` (per optimizer step), ``comm_s``, ``step_s``, ``efficiency``,
+        ``global_batch``, ``tokens_per_s``, ``days`` (for ``scenario.tokens``),
+        ``activations_gb`` (per device for one micro-batch), ``intra_bw``, ``inter_bw``
+        [bytes/s], ``n_nodes``.
+    """
+    from . import comm
+    from ._validate import check_integer, check_number
+
+    check_integer("n_devices", n_devices, low=1, what="a number of devices")
+    check_integer("micro_batch", micro_batch, low=1, what="a micro-batch size")
+    check_integer("accumulation_steps", accumulation_steps, low=1, what="a number of micro-batches")
+    check_integer("devices_per_node", devices_per_node, low=1, what="a number of devices per node")
+    check_number("network_gbps", network_gbps, low=0, low_inclusive=False, expected="a bandwidth in Gbit/s > 0")
+    m = model_of(scenario)
+    peak = float(peak_flops(device.to_frame().T, scenario.precision).iloc[0])
+    if np.isnan(peak):
+        raise ValueError(f"device {device['name']!r} publishes no dense {scenario.precision} peak; pick another "
+                         "device or precision")
+    tokens_micro = micro_batch * scenario.seq_len
+    micro_s = demand.training_seconds(demand.training_flops(m["active_params"], tokens_micro), 1, peak,
+                                      scenario.utilization)
+    intra = comm.link_bandwidth(device) if intra_gbs is None else intra_gbs * units.GIGA
+    if np.isnan(intra):
+        intra = comm.link_bandwidth(device, scope="pcie")
+    if np.isnan(intra):
+        raise ValueError(f"device {device['name']!r}: no interconnect or PCIe figure; enter the bandwidth inside a server")
+    inter = network_gbps * units.GIGA / 8.0
+    per_node = min(devices_per_node, n_devices)
+    n_nodes = int(np.ceil(n_devices / per_node))
+    grads = comm.gradient_bytes(m["params"], "bf16" if scenario.precision in ("bf16", "fp16", "fp8") else "fp32")
+    if n_devices == 1:
+        comm_s = 0.0
+    elif n_nodes == 1:
+        comm_s = comm.ring_allreduce_seconds(grads, n_devices, intra)
+    else:
+        comm_s = comm.hierarchical_allreduce_seconds(grads, n_nodes, per_node, intra, inter)
+    step = comm.accumulation_step(micro_s, comm_s, accumulation_steps, overlap)
+    global_batch = micro_batch * accumulation_steps * n_devices
+    tokens_per_s = global_batch * scenario.seq_len / step["step_s"]
+    act = 0.0
+    preset = m["preset"]
+    if preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers")):
+        act = memory.activation_bytes_per_layer(scenario.seq_len, micro_batch, preset["d_model"], preset["n_heads"],
+                                                recompute="selective") * preset["n_layers"]
+    return {
+        "compute_s": accumulation_steps * micro_s, "comm_s": comm_s, "step_s": step["step_s"],
+        "efficiency": step["efficiency"], "global_batch": global_batch, "tokens_per_s": tokens_per_s,
+        "days": scenario.tokens / tokens_per_s / units.SECONDS_PER_DAY, "activations_gb": act / units.GIGA,
+        "intra_bw": intra, "inter_bw": inter, "n_nodes": n_nodes, "peak_flops": peak,
+    }
+
+
+def cluster_scaling(scenario, device, counts, micro_batch, accumulation_steps=1, devices_per_node=8,
+                    network_gbps=200.0, overlap=0.5, intra_gbs=None):
+    """:func:`cluster_step` over several device counts (a DataFrame, one row per count)."""
+    rows = []
+    for n in counts:
+        r = cluster_step(scenario, device, int(n), micro_batch, accumulation_steps, devices_per_node, network_gbps,
+                         overlap, intra_gbs)
+        rows.append({"n_devices": int(n), **{k: r[k] for k in ("step_s", "compute_s", "comm_s", "efficiency",
+                                                                "tokens_per_s", "days", "n_nodes")}})
+    return pd.DataFrame(rows)

@@ -65,3 +65,16 @@ def test_gradient_bytes():
 def test_bad_input_names_the_argument(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
+
+
+def test_hierarchical_allreduce_reduces_to_the_ring_inside_one_node():
+    one_node = comm.hierarchical_allreduce_seconds(1e9, 1, 8, 300e9, 25e9)
+    assert one_node == pytest.approx(comm.ring_allreduce_seconds(1e9, 8, 300e9))
+
+
+def test_hierarchical_allreduce_worked_example():
+    # 4 nodes × 8 devices, 1 GB: inside 2·7/8·1e9/300e9 = 5.83 ms; across 2·3/4·(1e9/8)/25e9 = 7.5 ms
+    t = comm.hierarchical_allreduce_seconds(1e9, 4, 8, 300e9, 25e9)
+    assert t == pytest.approx(2 * 7 / 8 * 1e9 / 300e9 + 2 * 3 / 4 * 1.25e8 / 25e9)
+    # slower than inside one node, faster than a flat ring over the network
+    assert comm.ring_allreduce_seconds(1e9, 8, 300e9) < t < comm.ring_allreduce_seconds(1e9, 32, 25e9)

@@ -166,3 +166,18 @@ def test_scenario_saved_in_chapter_01_is_used_in_chapter_05(tmp_path):
     text, _ = run(tmp_path, "05_energy_tco.ipynb", scenario_path=str(saved))
     assert figure(text, "model") == "Llama-2 13B (1.3e+10 parameters)"
     assert figure(text, "deployment") == "edge"
+
+
+def test_cluster_notebook_defaults_rebuild_the_source_texts_cluster(tmp_path):
+    text, _ = run(tmp_path, "06_training_cluster.ipynb")
+    assert figure(text, "devices") == "64 in 8 servers"
+    # 13.5 GB of bf16 gradients: inside 2·7/8·13.5e9/300e9 = 78.6 ms, across 2·7/8·(13.5e9/8)/25e9 = 118 ms
+    assert figure(text, "all-reduce per step [s]") == "0.197"
+
+
+def test_cluster_notebook_slower_network_lowers_efficiency(tmp_path):
+    default, _ = run(tmp_path, "06_training_cluster.ipynb")
+    text, _ = run(tmp_path, "06_training_cluster.ipynb", network_gbps=10.0, n_devices=256, device="L40S")
+    assert figure(text, "devices") == "256 in 32 servers"
+    eff = float(figure(text, "scaling efficiency").rstrip("%"))
+    assert eff < float(figure(default, "scaling efficiency").rstrip("%"))

@@ -16,6 +16,7 @@ _PANELS = {
     "PrecisionPanel": "precision",
     "EnergyPanel": "energy_tco",
     "TCOPanel": "energy_tco",
+    "ClusterPanel": "cluster",
 }
 
 
