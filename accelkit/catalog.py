@@ -62,6 +62,7 @@ NUMERIC_COLUMNS = {
     "int8_tops": ("dense INT8 TOP/s, > 0", 0, 1e5),
     "int4_tops": ("dense INT4 TOP/s, > 0", 0, 1e5),
     "int8_tops_sparse": ("2:4-sparse INT8 TOP/s, > 0", 0, 1e5),
+    "npu_int8_tops_sparse": ("2:4-sparse INT8 TOP/s of the DLA/NPU engines, > 0", 0, 1e5),
     "tdp_w": ("power in watts, > 0", 0, 1e5),
     "interconnect_gbs": ("interconnect bandwidth in GB/s, > 0", 0, 1e6),
     "price_usd": ("a price in USD, > 0", 0, 1e8),
@@ -251,6 +252,12 @@ def _sparse_in_dense_problems(frame, origin):
                 f"~{2 if lo == 'fp8_tflops' or frame.at[idx, 'segment'] == 'datacenter' else 4}x "
                 "for dense figures -- is it a 2:4-sparse figure?"
             )
+    part = frame["npu_int8_tops_sparse"].notna() & ~(frame["npu_int8_tops_sparse"] < frame["int8_tops_sparse"])
+    for idx in frame.index[part]:
+        problems.append(
+            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column npu_int8_tops_sparse: the DLA/NPU share "
+            f"must be below the device's total int8_tops_sparse ({frame.at[idx, 'int8_tops_sparse']:g})"
+        )
     copied = frame["int8_tops_sparse"].notna() & (frame["int8_tops"] >= frame["int8_tops_sparse"])
     for idx in frame.index[copied]:
         problems.append(
@@ -384,7 +391,7 @@ def _ordered_columns():
     return [
         "name", "aliases", "vendor", "kind", "segment", "year", "memory_gb", "memory_type",
         "memory_bw_gbs", "fp64_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops",
-        "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "int8_tops_sparse", "tdp_w",
+        "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "int8_tops_sparse", "npu_int8_tops_sparse", "tdp_w",
         "power_mode", "interconnect", "interconnect_gbs", "host_interface", "price_usd",
         "price_date", "cloud_usd_per_hour", "software_stack", "source_url", "source_url_2",
         "retrieved", "notes", "origin",

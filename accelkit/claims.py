@@ -16,7 +16,8 @@ from .catalog import find, load_catalog
 from .memory import bytes_per_param
 from .models import find_model
 
-__all__ = ["bert_t4_vs_v100", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud"]
+__all__ = ["bert_t4_vs_v100", "edge_table_claims", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud",
+           "SEED_EDGE_TABLE"]
 
 
 def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), seq_len=128,
@@ -264,4 +265,50 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
         f"and {infer_edge:.1f} ms on the {edge['name']}. Most of the gain comes from not crossing the network, not from a "
         "faster chip."
     )
+    return table, verdict
+
+
+#: the source article's edge table (seed 003 §3.2), as printed
+SEED_EDGE_TABLE = pd.DataFrame(
+    [
+        ("Jetson Nano 4GB", 0.5, 4.0, 5.0, "light detection"),
+        ("Jetson Xavier NX 8GB", 21.0, 8.0, 15.0, "multi-stream video analytics"),
+        ("Ascend 310", 8.0, 8.0, 8.0, "Huawei ecosystem products"),
+    ],
+    columns=["device", "article_tops", "article_memory_gb", "article_w", "article_use"],
+)
+
+
+def edge_table_claims(catalog=None):
+    """The article's edge table next to the catalogue's datasheet figures.
+
+    Returns
+    -------
+    (pandas.DataFrame, str)
+        Article columns plus ``int8_tops, fp16_tflops, memory_gb, tdp_w, power_mode``
+        and ``comment``; a verdict.
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    rows = []
+    for _, claim in SEED_EDGE_TABLE.iterrows():
+        d = find(claim["device"], catalog)
+        comment = []
+        if np.isnan(d["int8_tops"]) and not np.isnan(d["fp16_tflops"]):
+            comment.append(f"the {claim['article_tops']:g} is an FP16 figure ({d['fp16_tflops']:g} TFLOP/s), not INT8 TOP/s")
+        elif d["int8_tops"] == claim["article_tops"]:
+            comment.append("INT8 figure matches")
+        elif not np.isnan(d["int8_tops"]):
+            comment.append(f"datasheet INT8: {d['int8_tops']:g} TOP/s"
+                           + (f"; {claim['article_tops']:g} matches its FP16 TFLOP/s" if d["fp16_tflops"] == claim["article_tops"] else ""))
+        if d["tdp_w"] != claim["article_w"]:
+            comment.append(f"power: {d['tdp_w']:g} W in the catalogue ({d['power_mode']})")
+        if np.isnan(d["memory_gb"]):
+            comment.append("no vendor figure for memory")
+        rows.append({**claim.to_dict(), "int8_tops": d["int8_tops"], "fp16_tflops": d["fp16_tflops"],
+                     "memory_gb": d["memory_gb"], "tdp_w": d["tdp_w"], "power_mode": d["power_mode"],
+                     "comment": "; ".join(comment)})
+    table = pd.DataFrame(rows)
+    verdict = ("Of the article's three edge rows only the Xavier NX matches its datasheet (21 INT8 TOP/s at 15 W). "
+               "The Jetson Nano's 0.5 is FP16 TFLOP/s (472 GFLOP/s), not TOP/s; the Ascend 310's 8 is its FP16 "
+               "figure -- Huawei quotes 16 INT8 TOP/s at 8 W -- and no Huawei page gives 8 GB.")
     return table, verdict

@@ -15,7 +15,7 @@ from . import demand, llm, memory, roofline, units
 from .catalog import memory_bytes, peak_flops
 from .models import find_model, kv_elements_per_token
 
-__all__ = ["cluster_scaling", "cluster_step", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
+__all__ = ["cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
 TRAINING_WORKLOADS = ("training", "fine-tuning")
 
@@ -348,3 +348,91 @@ def cluster_scaling(scenario, device, counts, micro_batch, accumulation_steps=1,
         rows.append({"n_devices": int(n), **{k: r[k] for k in ("step_s", "compute_s", "comm_s", "efficiency",
                                                                 "tokens_per_s", "days", "n_nodes")}})
     return pd.DataFrame(rows)
+
+
+def frame_flops(model_name):
+    """FLOP of one forward pass of a vision preset (its published figure, or 2·N)."""
+    row = find_model(model_name)
+    if pd.notna(row.get("forward_flop_per_sample")):
+        return float(row["forward_flop_per_sample"]), row
+    return 2.0 * float(row["params"]), row
+
+
+def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=0.3, latency_ms=None,
+             power_w=None, budget_usd=None, use_npu=True, devices=None):
+    """Which edge devices can run ``streams × fps`` frames of a vision model.
+
+    Parameters
+    ----------
+    catalog : DataFrame
+    streams, fps : numeric
+        Camera streams and frames per second per stream.
+    model : str
+        A vision preset (``forward_flop_per_sample`` at its input size).
+    precision : {"int8", "fp16"}
+        INT8 (TensorRT-style post-training quantisation) or FP16.
+    utilization : float
+        Fraction of the peak the pipeline reaches.
+    latency_ms, power_w, budget_usd : float, optional
+        Targets: compute time per frame, power per box, total purchase budget.
+    use_npu : bool
+        Count the DLA/NPU engines (INT8 only); otherwise GPU only.
+    devices : list of str, optional
+        Restrict to these names (default: the edge segment).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per device: ``name, ops_per_s`` [OP/s], ``basis``, ``units``,
+        ``fps_per_unit``, ``frame_ms`` (compute-bound time of one frame),
+        ``power_w`` (all units), ``cost_usd`` (NaN without a list price),
+        ``weights_fit``, ``meets`` (all targets) and ``reason`` (the first target
+        missed, in words).
+    """
+    from ._validate import check_choice, check_fraction, check_positive
+    from .catalog import int8_dense_estimate
+
+    check_positive("streams", streams, "a number of streams")
+    check_positive("fps", fps, "a frame rate")
+    check_fraction("utilization", utilization, "a utilisation")
+    precision = check_choice("precision", precision, ["int8", "fp16"])
+    per_frame, preset = frame_flops(model)
+    rows = catalog[catalog["segment"] == "edge"] if not devices else catalog[catalog["name"].isin(devices)]
+    if precision == "int8":
+        ops, basis = int8_dense_estimate(rows)
+        if not use_npu:
+            gpu_only = (rows["int8_tops_sparse"] - rows["npu_int8_tops_sparse"]) / 2.0 * units.TERA
+            has_npu = rows["npu_int8_tops_sparse"].notna()
+            ops = ops.where(~has_npu, gpu_only)
+            basis = basis.where(~has_npu, "GPU only: half the (total − DLA) sparse figure")
+    else:
+        ops = rows["fp16_tflops"].fillna(rows["bf16_tflops"]) * units.TERA
+        basis = pd.Series("published dense fp16", index=rows.index).where(ops.notna(), "")
+    out = rows[["name", "vendor", "tdp_w", "power_mode", "price_usd", "memory_gb"]].copy()
+    out["ops_per_s"] = ops
+    out["basis"] = basis
+    required = streams * fps * per_frame
+    out["units"] = np.ceil(np.round(required / (ops * utilization), 9)).clip(lower=1)
+    out["fps_per_unit"] = ops * utilization / per_frame
+    out["frame_ms"] = per_frame / (ops * utilization) * 1e3
+    out["power_w"] = out["units"] * out["tdp_w"]
+    out["cost_usd"] = out["units"] * out["price_usd"]
+    weights = float(preset["params"]) * memory.bytes_per_param(precision)
+    out["weights_fit"] = (out["memory_gb"] * units.GIGA > weights) | out["memory_gb"].isna()
+    reasons = pd.Series("", index=out.index)
+    reasons[out["ops_per_s"].isna()] = f"no published {precision} figure"
+    if latency_ms is not None:
+        slow = (reasons == "") & (out["frame_ms"] > latency_ms)
+        reasons[slow] = [f"{v:.1f} ms per frame > {latency_ms:g} ms" for v in out.loc[slow, "frame_ms"]]
+    if power_w is not None:
+        hot = (reasons == "") & (out["tdp_w"] > power_w)
+        reasons[hot] = [f"{v:g} W per box > {power_w:g} W" for v in out.loc[hot, "tdp_w"]]
+    if budget_usd is not None:
+        dear = (reasons == "") & (out["cost_usd"] > budget_usd)
+        reasons[dear] = [f"${v:,.0f} > budget ${budget_usd:,.0f}" for v in out.loc[dear, "cost_usd"]]
+        unpriced = (reasons == "") & out["cost_usd"].isna()
+        reasons[unpriced] = "no list price in the catalogue"
+    reasons[(reasons == "") & ~out["weights_fit"]] = "weights do not fit in memory"
+    out["reason"] = reasons
+    out["meets"] = reasons == ""
+    return out.reset_index(drop=True)

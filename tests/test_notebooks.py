@@ -181,3 +181,17 @@ def test_cluster_notebook_slower_network_lowers_efficiency(tmp_path):
     assert figure(text, "devices") == "256 in 32 servers"
     eff = float(figure(text, "scaling efficiency").rstrip("%"))
     assert eff < float(figure(default, "scaling efficiency").rstrip("%"))
+
+
+def test_edge_notebook_defaults(tmp_path):
+    text, _ = run(tmp_path, "07_edge_inference.ipynb")
+    # 10 × 30 fps × 28.8 GFLOP = 8.64 TOP/s; one Orin Nano Super gives 33.5 × 0.3 = 10 TOP/s
+    assert figure(text, "Jetson Orin Nano Super 8GB units") == "1 (meets every target)"
+    assert figure(text, "Jetson AGX Orin 64GB units").endswith("(60 W per box > 30 W)")
+
+
+def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path):
+    text, _ = run(tmp_path, "07_edge_inference.ipynb", streams=40, model="YOLOv8m", power_w=80.0)
+    # 40 × 30 × 79.3 GFLOP = 95 TOP/s; the AGX Orin (137.5 dense × 0.3 = 41) needs 3, and now fits 80 W
+    assert figure(text, "Jetson AGX Orin 64GB units").startswith("3 ")
+    assert "60 W per box" not in figure(text, "Jetson AGX Orin 64GB units")

@@ -17,6 +17,7 @@ _PANELS = {
     "EnergyPanel": "energy_tco",
     "TCOPanel": "energy_tco",
     "ClusterPanel": "cluster",
+    "EdgePanel": "edge",
 }
 
 

@@ -1,0 +1,122 @@
+"""Chapter 07: pick an edge device for a latency, power and cost target."""
+
+from __future__ import annotations
+
+import ipywidgets as W
+import numpy as np
+
+from .. import claims, plots, sizing
+from ..catalog import load_catalog
+from . import controls as C
+from ._base import CSS, Panel, table_html
+
+__all__ = ["EdgePanel"]
+
+
+class EdgePanel(Panel):
+    """Streams × frame rate × model FLOPs against every edge device."""
+
+    title = "Edge inference"
+
+    def __init__(self, scenario=None, catalog=None, model="YOLOv8s", precision="int8", utilization=0.3,
+                 latency_ms=33.0, power_w=None, budget_usd=None, use_npu=True):
+        super().__init__(scenario)
+        s = self.scenario
+        self.catalog = catalog if catalog is not None else load_catalog()
+        power = power_w if power_w is not None else (s.power_envelope_w or 30.0)
+        budget = budget_usd if budget_usd is not None else (s.budget_usd or 5000.0)
+        self.controls = {
+            "streams": C.integer("streams", s.streams, "cameras", width="200px"),
+            "frames_per_s": C.number("frame rate", s.frames_per_s, "fps", width="180px"),
+            "model": C.model_picker(model, include_custom=False, kinds=["cnn", "vit"]),
+            "precision": C.choice("precision", ["int8", "fp16"], precision, width="170px",
+                                  tooltip="int8: post-training quantisation (TensorRT, OpenVINO, HailoRT, Edge TPU)"),
+            "use_npu": C.toggle("use DLA/NPU engines", use_npu,
+                                tooltip="count the Jetson DLA cores (int8) as well as the GPU"),
+            "utilization": C.slider("utilisation", utilization, 0.05, 1.0, 0.05, tooltip=C.GLOSSARY["mfu"]),
+            "latency_ms": C.number("latency target", latency_ms, "ms per frame", width="270px"),
+            "power_w": C.number("power envelope", power, "W per box", width="250px"),
+            "budget_usd": C.number("budget", budget, "USD", width="200px"),
+        }
+        for name in ("streams", "frames_per_s"):
+            self.bind(name, name)
+        self.bind("power_w", "power_envelope_w")
+        self.bind("budget_usd", "budget_usd")
+        self.watch()
+        self.refresh()
+
+    def layout(self):
+        c, f, t = self.controls, self.figure_outputs, self.table_outputs
+        boxes = W.HBox([
+            C.group("Workload", [c["streams"], c["frames_per_s"], c["model"], c["precision"], c["use_npu"],
+                                 c["utilization"]]),
+            C.group("Targets", [c["latency_ms"], c["power_w"], c["budget_usd"]]),
+        ], layout=W.Layout(flex_flow="row wrap"))
+        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
+                       W.HTML("<h4>The source text's edge table</h4>"), t["claims"], self.save_box()])
+
+    def compute(self):
+        s = self.scenario
+        c = {k: w.value for k, w in self.controls.items()}
+        for name in ("latency_ms", "power_w", "budget_usd"):
+            if not c[name] > 0:
+                raise ValueError(f"{name.replace('_', ' ')} must be > 0; got {c[name]}")
+        table = sizing.edge_fit(self.catalog, s.streams, s.frames_per_s, c["model"], c["precision"], c["utilization"],
+                                c["latency_ms"], c["power_w"], c["budget_usd"], c["use_npu"])
+        per_frame, _ = sizing.frame_flops(c["model"])
+        need = s.streams * s.frames_per_s * per_frame
+        summary = [f"{s.streams} streams × {s.frames_per_s:g} fps of {c['model']} ({per_frame / 1e9:.1f} GFLOP per frame) "
+                   f"need {need / 1e12:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s; at {c['utilization']:.0%} "
+                   f"utilisation each device delivers its {c['precision']} peak × {c['utilization']:g}."]
+        ok = table[table["meets"]]
+        if ok.empty:
+            summary.append("No edge device meets every target. Relax one (see the reasons in the table).")
+        else:
+            priced = ok.dropna(subset=["cost_usd"])
+            best = (priced.sort_values("cost_usd") if not priced.empty else ok.sort_values("power_w")).iloc[0]
+            summary.append(
+                f"{len(ok)} device(s) meet every target; "
+                + (f"the cheapest is {best['units']:.0f} × {best['name']} for ${best['cost_usd']:,.0f} "
+                   f"({best['power_w']:,.0f} W in all, {best['frame_ms']:.1f} ms per frame)."
+                   if best["cost_usd"] == best["cost_usd"] else
+                   f"the least power-hungry is {best['units']:.0f} × {best['name']} ({best['power_w']:,.0f} W).")
+            )
+        derived = table[table["basis"].str.startswith(("half", "GPU only"))]["name"].tolist()
+        if derived:
+            summary.append("Dense INT8 for " + ", ".join(derived) + " is half of NVIDIA's 2:4-sparse figure "
+                           "(derived here, not printed by the vendor).")
+        if c["precision"] == "int8" and not c["use_npu"]:
+            summary.append("GPU only: the DLA engines are left idle (the source text's factory enabled them with TensorRT).")
+        claim_table, claim_verdict = claims.edge_table_claims(self.catalog)
+        summary.append(claim_verdict)
+        shown = table[["name", "ops_per_s", "basis", "units", "fps_per_unit", "frame_ms", "power_w", "cost_usd",
+                       "reason"]].copy()
+        shown["ops_per_s"] = shown["ops_per_s"] / 1e12
+        shown["reason"] = shown["reason"].replace("", "meets every target")
+        shown.columns = ["device", f"{c['precision']} [T(FL)OP/s]", "basis", "units", "fps per unit", "ms per frame",
+                         "power [W]", "cost [USD]", "verdict"]
+        fmt = {f"{c['precision']} [T(FL)OP/s]": "{:,.1f}".format, "units": "{:,.0f}".format,
+               "fps per unit": "{:,.0f}".format, "ms per frame": "{:,.2f}".format, "power [W]": "{:,.0f}".format,
+               "cost [USD]": "{:,.0f}".format}
+        claim_shown = claim_table[["device", "article_tops", "article_memory_gb", "article_w", "int8_tops",
+                                   "fp16_tflops", "memory_gb", "tdp_w", "comment"]]
+        claim_shown.columns = ["device", "article TOPS", "article GB", "article W", "INT8 TOP/s", "FP16 TFLOP/s",
+                               "memory [GB]", "TDP [W]", "comment"]
+        return {
+            "table": table, "claims": claim_table, "summary": summary,
+            "figures": {
+                "fit": plots.edge_fit_chart(table, c["latency_ms"], c["power_w"]),
+                "units": plots.edge_units_chart(table),
+            },
+            "tables": {"fit": table_html(shown, fmt), "claims": table_html(claim_shown)},
+        }
+
+    def key_figures(self):
+        if self.error:
+            return f"ERROR: {self.error}"
+        t = self.result["table"].set_index("name")
+        lines = [f"devices meeting every target: {int(t['meets'].sum())}"]
+        for name in ("Jetson Orin Nano Super 8GB", "Jetson AGX Orin 64GB", "Hailo-8"):
+            if name in t.index:
+                lines.append(f"{name} units: {t.loc[name, 'units']:.0f} ({t.loc[name, 'reason'] or 'meets every target'})")
+        return "\n".join(lines)
