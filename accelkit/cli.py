@@ -93,16 +93,34 @@ def cmd_report(args):
 def cmd_probe(args):
     from .probes import ProbeUnavailable, run_all, save_results
 
+    if args.json:
+        target = Path(args.json)
+        if target.suffix.lower() != ".json":
+            print(f"accelkit probe: --json must name a .json file; got {args.json}", file=sys.stderr)
+            return 2
+        if target.exists() and not args.force:
+            print(f"accelkit probe: {target} already exists; add --force to replace it", file=sys.stderr)
+            return 2
     try:
         frame = run_all(device=args.device, quick=args.quick, progress=not args.quiet)
-    except ProbeUnavailable as exc:
+    except (ProbeUnavailable, ValueError) as exc:
         print(f"accelkit probe: {exc}", file=sys.stderr)
         return 2
+    header = frame.attrs.get("header", {})
+    if header.get("note"):
+        print(f"accelkit probe: {header['note']}", file=sys.stderr)
     if args.json:
-        path = save_results(frame, args.json, overwrite=args.force)
+        try:
+            path = save_results(frame, args.json, overwrite=args.force, label=args.label)
+        except (FileExistsError, ValueError, OSError) as exc:
+            print(f"accelkit probe: {exc}", file=sys.stderr)
+            return 2
         print(f"results written: {path}")
-    cols = [c for c in ("probe", "dtype", "shape", "measured", "unit", "datasheet", "ratio", "note") if c in frame]
-    print(frame[cols].to_string(index=False))
+    from .probes import display_table
+
+    print(display_table(frame, max_note=70).to_string(index=False))
+    print(f"device: {header.get('device', '')} ({header.get('device_name', '')}), torch {header.get('torch_version', '')}, "
+          f"{'quick' if args.quick else 'full'} mode, {header.get('elapsed_s', float('nan')):.1f} s")
     return 0
 
 
@@ -133,6 +151,7 @@ def build_parser():
     probe.add_argument("--device", default=None, help="torch device, e.g. cuda:0 or cpu (default: best available)")
     probe.add_argument("--json", default=None, help="write the results to this JSON file")
     probe.add_argument("--force", action="store_true", help="replace an existing JSON file")
+    probe.add_argument("--label", default=None, help="describe the machine in the JSON header (e.g. '2-core VM, CPU only')")
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(func=cmd_probe)
     return parser

@@ -45,6 +45,16 @@ def _load():
     return frame
 
 
+@lru_cache(maxsize=1)
+def _key_index():
+    frame = _load()
+    index = {}
+    for idx, name, aliases in zip(frame.index, frame["name"], frame["aliases"]):
+        for key in [_key(name)] + [_key(a) for a in str(aliases).split("|") if a.strip()]:
+            index.setdefault(key, idx)
+    return index
+
+
 def load_models():
     """Model presets as a DataFrame, one row per model (a copy; safe to modify)."""
     return _load().copy()
@@ -66,11 +76,9 @@ def find_model(name):
     frame = _load()
     if not isinstance(name, str) or not name.strip():
         raise CatalogError(f"model name must be a non-empty text, got {name!r}")
-    query = _key(name)
-    for idx, row in frame.iterrows():
-        keys = {_key(row["name"])} | {_key(a) for a in str(row["aliases"]).split("|") if a.strip()}
-        if query in keys:
-            return row
+    idx = _key_index().get(_key(name))
+    if idx is not None:
+        return frame.loc[idx]
     close = suggest(name, frame["name"].tolist(), n=3)
     hint = f"; closest: {', '.join(close)}" if close else f"; presets: {', '.join(frame['name'])}"
     raise CatalogError(f"unknown model {name!r}{hint}")

@@ -72,6 +72,33 @@ def _choice(options):
     return check
 
 
+def _model_name(name, value):
+    value = _text(name, value)
+    if value.lower() == "custom" or not value:
+        return value or "custom"
+    from .models import find_model
+
+    try:
+        return find_model(value)["name"]
+    except ValueError as exc:
+        raise ScenarioError(name, str(exc)) from None
+
+
+def _device_names(name, value):
+    names = _text_list()(name, value)
+    if not names:
+        return names
+    from .catalog import find
+
+    out = []
+    for item in names:
+        try:
+            out.append(find(item)["name"])
+        except ValueError as exc:
+            raise ScenarioError(name, str(exc)) from None
+    return out
+
+
 def _text(name, value):
     if value is None:
         return ""
@@ -126,10 +153,12 @@ class Scenario:
 
     name: str = _spec("my scenario", _text, "A name for this scenario")
     workload: str = _spec("training", _choice(WORKLOADS), "training, fine-tuning or inference")
-    model: str = _spec("Llama-2 7B", _text, "A model preset from data/models.csv, or 'custom'")
+    model: str = _spec("Llama-2 7B", _model_name, "A model preset from data/models.csv, or 'custom'")
     params: float | None = _spec(None, _num(low=1, allow_none=True), "Parameters of a custom model", "count")
     tokens: float = _spec(2e10, _num(low=1), "Training tokens (or samples) to process", "count")
-    batch_size: int = _spec(32, _num(low=1, high=1e7, integer=True), "Sequences (samples) per step", "count")
+    batch_size: int = _spec(16, _num(low=1, high=1e7, integer=True),
+                            "Sequences held in memory at once across the cluster (training) or decoded together (inference)",
+                            "count")
     seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), "Tokens per sequence", "tokens")
     output_tokens: int = _spec(256, _num(low=1, high=1e6, integer=True), "Tokens generated per request (inference)", "tokens")
     precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
@@ -149,7 +178,7 @@ class Scenario:
     )
     custom_cuda_kernels: bool = _spec(False, None, "The team owns custom CUDA kernels")
     devices: list = field(
-        default_factory=list, metadata={"check": _text_list(), "help": "Devices shortlisted so far", "unit": ""}
+        default_factory=list, metadata={"check": _device_names, "help": "Devices shortlisted so far", "unit": ""}
     )
     n_devices: int = _spec(8, _num(low=1, high=1e6, integer=True), "Devices in the cluster", "count")
     zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")

@@ -54,9 +54,22 @@ def compute_need(scenario):
             "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
             "flops_per_token": 6.0 * n_active,
             "deadline_s": deadline,
+            "work_unit": "tokens",
             "rule": f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)",
         }
-    tokens_per_request = scenario.seq_len + scenario.output_tokens
+    preset = m["preset"]
+    kind = preset["kind"] if preset is not None else "decoder"
+    if kind in ("cnn", "vit"):
+        per_request = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
+            else 2.0 * n_active
+        rate = scenario.streams * scenario.frames_per_s
+        return {
+            "total_flops": per_request, "required_flops_per_s": per_request * rate, "flops_per_token": per_request,
+            "deadline_s": np.nan, "work_unit": "frames", "requests_per_s": rate,
+            "rule": (f"{per_request / 1e9:.3g} GFLOP per frame × {scenario.streams} streams × "
+                     f"{scenario.frames_per_s:g} frames/s"),
+        }
+    tokens_per_request = scenario.seq_len + (scenario.output_tokens if kind in ("decoder", "moe-decoder") else 0)
     per_request = demand.inference_flops(n_active, tokens_per_request)
     rate = per_request * scenario.requests_per_s
     return {
@@ -64,6 +77,8 @@ def compute_need(scenario):
         "required_flops_per_s": rate,
         "flops_per_token": 2.0 * n_active,
         "deadline_s": np.nan,
+        "work_unit": "tokens" if kind in ("decoder", "moe-decoder") else "requests",
+        "requests_per_s": scenario.requests_per_s,
         "rule": (f"2 × {n_active:.3g} parameters × {tokens_per_request} tokens per request × "
                  f"{scenario.requests_per_s:g} requests/s"),
     }
@@ -167,10 +182,17 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     if devices:
         catalog = catalog[catalog["name"].isin(devices)]
     need = compute_need(scenario)
-    peak = peak_flops(catalog, scenario.precision)
+    if scenario.precision == "int8":
+        from .catalog import int8_dense_estimate
+
+        peak, basis = int8_dense_estimate(catalog)
+    else:
+        peak = peak_flops(catalog, scenario.precision)
+        basis = pd.Series("published dense", index=catalog.index).where(peak.notna(), "")
     known = peak.notna()
     out = catalog[["name", "vendor", "segment", "memory_gb", "tdp_w", "cloud_usd_per_hour"]].copy()
     out["peak_flops"] = peak
+    out["peak_basis"] = basis
     u = scenario.utilization
     compute_devices = pd.Series(np.nan, index=catalog.index)
     compute_devices[known] = demand.devices_needed(need["required_flops_per_s"], peak[known], u)

@@ -13,16 +13,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-REQUIRE_ALL = os.environ.get("ACCELKIT_REQUIRE_ALL") == "1"
-
-
-def require(condition, what):
-    """Skip (locally) or fail (under make test / CI) when a required part is missing."""
-    if condition:
-        return
-    if REQUIRE_ALL:
-        pytest.fail(f"{what} is missing, and make test requires it (ACCELKIT_REQUIRE_ALL=1)")
-    pytest.skip(f"{what} is missing")
+from helpers import REQUIRE_ALL, require  # noqa: F401  (re-exported for tests)
 
 
 @pytest.fixture(scope="session")

@@ -240,3 +240,19 @@ def test_peak_flops_is_in_flop_per_second(catalog):
 
 def test_top_level_load_catalog_is_the_catalog_loader():
     assert accelkit.load_catalog().equals(load_catalog())
+
+
+@pytest.mark.parametrize(
+    "torch_name, expected",
+    [
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("NVIDIA A100-SXM4-80GB", "A100 80GB SXM"),
+        ("Tesla T4", "T4"),
+        ("Tesla V100-SXM2-32GB", "V100 SXM2 32GB"),
+        ("NVIDIA GeForce RTX 4090", "GeForce RTX 4090"),
+        ("NVIDIA H200", "H200 SXM"),
+    ],
+)
+def test_find_matches_the_names_torch_reports(catalog, torch_name, expected):
+    # what torch.cuda.get_device_name() returns on these boards, so the probes find their datasheet
+    assert find(torch_name, catalog)["name"] == expected

@@ -8,9 +8,11 @@ One module per chapter; everything is re-exported here (``accelkit.plots.rooflin
 from ._common import PALETTE, TEMPLATE, VENDOR_COLORS, empty_figure, layout, unit_of, vendor_color
 from .catalogue import catalogue_scatter, efficiency_bar
 from .cluster import accumulation_chart, scaling_chart
+from .decision import score_breakdown_chart, tornado_chart
 from .demand import devices_needed_chart, memory_breakdown_chart, seed_rule_chart
 from .edge import edge_fit_chart, edge_units_chart
 from .energy_tco import cumulative_cost_chart, job_energy_chart, latency_chart
 from .precision import loss_scaling_chart, precision_memory_chart, precision_peaks_chart
 from .probes import matmul_shapes_chart, precision_chart, probe_vs_datasheet_bar, utilization_chart
 from .roofline import bert_claim_chart, roofline_chart
+from .ecosystem import ecosystem_heatmap, ecosystem_score_chart

@@ -12,12 +12,15 @@ from importlib import import_module as _import_module
 _PANELS = {
     "CataloguePanel": "catalogue",
     "DemandPanel": "demand",
+    "EcosystemPanel": "ecosystem",
     "RooflinePanel": "roofline",
     "PrecisionPanel": "precision",
     "EnergyPanel": "energy_tco",
     "TCOPanel": "energy_tco",
     "ClusterPanel": "cluster",
     "EdgePanel": "edge",
+    "DecisionPanel": "decision",
+    "ProbePanel": "probe",
 }
 
 

@@ -41,6 +41,31 @@ def figure_bundle(fig):
     return {PLOTLY_MIMETYPE: spec, "text/plain": f"<plotly figure: {fig.layout.title.text or ''}>"}
 
 
+_PLOTLYJS_SENT = False
+
+
+def static_figure(fig):
+    """A figure for static HTML (reports) as a mime bundle: plotly JSON for Jupyter,
+    plus HTML with a ``<div>`` and a ``Plotly.newPlot`` call for nbconvert.
+
+    The HTML loads plotly.js once per page from ``plotly.min.js`` next to the page
+    (the report builder copies it there; ``ACCELKIT_PLOTLYJS`` may say ``True`` to
+    embed it instead, ~4.8 MB per page). Works offline either way.
+    """
+    import os
+
+    global _PLOTLYJS_SENT
+    mode = os.environ.get("ACCELKIT_PLOTLYJS", "directory")
+    include = {"true": True, "false": False}.get(mode.lower(), mode)
+    if _PLOTLYJS_SENT:
+        include = False
+    html_text = fig.to_html(full_html=False, include_plotlyjs=include, config={"displaylogo": False, "responsive": True})
+    _PLOTLYJS_SENT = True
+    bundle = figure_bundle(fig)
+    bundle["text/html"] = html_text
+    return bundle
+
+
 class FigureOutput(W.Output):
     """An Output widget whose content is *assigned*, never captured.
 
@@ -256,13 +281,14 @@ class Panel:
     def show(self, static=False):
         """Display the live panel, or (``static=True``) plain figures and tables for a report."""
         if static:
-            display(HTML(CSS))
             if self.error:
-                display(HTML(error_html(self.error)))
+                # a report must not pass off an input error as a chapter: fail, naming it
+                raise ValueError(f"{self.title or type(self).__name__}: {self.error}")
+            display(HTML(CSS))
             if self.result:
                 display(HTML(summary_html(self.result.get("summary", []))))
                 for fig in self.result.get("figures", {}).values():
-                    display(fig)
+                    display(static_figure(fig), raw=True)
                 for table in self.result.get("tables", {}).values():
                     display(HTML(table))
             return None

@@ -69,6 +69,8 @@ def log_slider(description, value, low_exp, high_exp, unit="", tooltip="", width
 
 def precision_picker(value="bf16", options=None, description="precision"):
     options = list(options or PRECISION_COLUMNS)
+    # a scenario from another chapter may carry a format this chapter does not offer
+    value = value if value in options else ("bf16" if "bf16" in options else options[0])
     control = W.Dropdown(options=options, value=value, description=description, style=STYLE,
                          layout=W.Layout(width="190px"))
     control.tooltip = "number format of the computation; " + GLOSSARY["dense"]
@@ -76,7 +78,10 @@ def precision_picker(value="bf16", options=None, description="precision"):
 
 
 def choice(description, options, value, width="240px", tooltip=""):
-    control = W.Dropdown(options=list(options), value=value, description=description, style=STYLE,
+    options = list(options)
+    values = [o[1] if isinstance(o, tuple) else o for o in options]
+    value = value if value in values else values[0]
+    control = W.Dropdown(options=options, value=value, description=description, style=STYLE,
                          layout=W.Layout(width=width))
     control.tooltip = tooltip or description
     return control

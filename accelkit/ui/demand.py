@@ -23,8 +23,10 @@ class DemandPanel(Panel):
     title = "Compute demand"
 
     def __init__(self, scenario=None, catalog=None, seed_params=1e8, seed_batch=32, seed_iters_per_s=10.0,
-                 seed_tokens_per_sample=512):
+                 seed_tokens_per_sample=512, measured_results="", use_measurements=False):
         super().__init__(scenario)
+        self.measured_results = measured_results
+        self._measurements = None
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         devices = s.devices or [d for d in C.DEFAULT_DEVICES if d in set(self.catalog["name"])]
@@ -44,6 +46,9 @@ class DemandPanel(Panel):
             "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px",
                                    tooltip="0: replicate everything; 1: shard optimizer; 2: +gradients; 3: +weights"),
             "devices": C.device_picker(self.catalog, devices),
+            "use_measurements": C.toggle("use my measurements", use_measurements,
+                                         tooltip="set the utilisation to the measured/datasheet matmul ratio from "
+                                                 "chapter 08's results (measured_results)"),
             "seed_params": C.number("params", seed_params, "count", width="200px"),
             "seed_batch": C.integer("batch", seed_batch, "", width="140px"),
             "seed_iters_per_s": C.number("iterations", seed_iters_per_s, "per s", width="200px"),
@@ -65,7 +70,8 @@ class DemandPanel(Panel):
         boxes = W.HBox([
             C.group("Workload", [c["workload"], c["model"], c["params_b"], c["tokens_b"], c["time_target_days"],
                                  c["requests_per_s"], c["seq_len"], c["batch_size"]]),
-            C.group("Hardware", [c["precision"], c["utilization"], c["n_devices"], c["zero_stage"], c["devices"]]),
+            C.group("Hardware", [c["precision"], c["utilization"], c["use_measurements"], c["n_devices"],
+                                 c["zero_stage"], c["devices"]]),
             C.group("The source text's rule", [c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                                c["seed_tokens_per_sample"]]),
         ], layout=W.Layout(flex_flow="row wrap"))
@@ -73,8 +79,33 @@ class DemandPanel(Panel):
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["devices"], t["devices"], f["memory"],
                        f["seed"], t["seed"], self.save_box()])
 
+    def _calibrate(self):
+        """With "use my measurements": utilisation = measured/datasheet matmul ratio (and where it came from)."""
+        if not self.controls["use_measurements"].value:
+            return None
+        if not self.measured_results:
+            raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
+                             "(accelkit probe --json)")
+        from .. import probes
+
+        if self._measurements is None:
+            self._measurements = probes.load_results(self.measured_results)
+        u, source = probes.calibrated_utilization(self._measurements, self.scenario.precision, default=None)
+        if u is None:
+            return f"Measurements not used: {source}; utilisation stays {self.scenario.utilization:.0%}."
+        u = float(min(max(u, 0.05), 1.0))
+        self.scenario.utilization = u
+        was = self._suspended
+        self._suspended = True
+        try:
+            self.controls["utilization"].value = u
+        finally:
+            self._suspended = was
+        return f"Utilisation {u:.0%} from {source}. Real training reaches less than a bare matmul: treat it as a ceiling."
+
     def compute(self):
         s = self.scenario
+        calibration_note = self._calibrate()
         c = {k: w.value for k, w in self.controls.items()}
         need = sizing.compute_need(s)
         model = sizing.model_of(s)
@@ -127,6 +158,8 @@ class DemandPanel(Panel):
         missing = len(table) - len(known)
         if missing:
             summary.append(f"{missing} selected device(s) publish no dense {s.precision} figure and are left out.")
+        if calibration_note:
+            summary.append(calibration_note)
         summary.append(self._lesson(known, rate))
 
         seed = demand.seed_claim_check(c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
@@ -200,6 +233,7 @@ class DemandPanel(Panel):
             f"total compute [FLOP]: {r['need']['total_flops']:.3g}",
             f"compute needed [TFLOP/s]: {r['need']['required_flops_per_s'] / 1e12:.1f}",
             f"memory per device [GB]: {r['memory']['total'] / 1e9:.1f}",
+            f"utilisation: {s.utilization:.2f}",
         ]
         for name in ("H100 SXM", "A100 80GB SXM"):
             if name in known.index:

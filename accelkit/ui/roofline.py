@@ -96,6 +96,7 @@ class RooflinePanel(Panel):
         pivot = pivot.pivot(index="workload", columns="device", values="cell").reindex(work["workload"])
         pivot.insert(0, "intensity [FLOP/B]", [f"{v:.3g}" for v in work["intensity"]])
         pivot = pivot.reset_index()
+        pivot.columns.name = None
 
         bert, verdict = claims.bert_t4_vs_v100(self.catalog, seq_len=c["bert_seq_len"], t4_int8=c["t4_int8"])
         self.claim_summary.value = f'<div class="ak-summary">{verdict}</div>'

@@ -1,0 +1,122 @@
+"""Figures of chapter 04: the software-ecosystem support matrix and the stack scores."""
+
+from __future__ import annotations
+
+import html
+import textwrap
+from functools import lru_cache
+
+import plotly.graph_objects as go
+
+from ..ecosystem import CRITERIA, CRITERION_LABELS, LEVELS, STACK_LABELS
+from ._common import empty_figure, layout
+
+__all__ = ["ecosystem_heatmap", "ecosystem_score_chart", "LEVEL_COLORS", "STATUS_COLORS"]
+
+#: one colour per support level, green (native) to red (none); unknown is grey
+LEVEL_COLORS = {
+    "native": "#1a9850",
+    "plugin": "#91cf60",
+    "fork": "#d9ef8b",
+    "limited": "#fdae61",
+    "none": "#d73027",
+    "unknown": "#d9d9d9",
+}
+STATUS_COLORS = {"pass": "#1a9850", "risk": "#fdae61", "fail": "#d73027"}
+
+
+@lru_cache(maxsize=4096)
+def _wrap(text, width=70):
+    return "<br>".join(textwrap.wrap(html.escape(str(text)), width)) or "—"
+
+
+def ecosystem_heatmap(ecosystem, stacks=None, highlight=(), title="Support per stack and criterion"):
+    """Stacks (rows) × criteria (columns), each cell coloured by its support level.
+
+    Parameters
+    ----------
+    ecosystem : DataFrame
+        :func:`accelkit.ecosystem.load_ecosystem` output.
+    stacks : list of str, optional
+        Row order (e.g. best score first); default: the table's order.
+    highlight : iterable of str
+        Criteria the current requirements depend on; marked ★ on the axis.
+
+    Hovering a cell shows the level, the detail in words and its source URL.
+    """
+    data = ecosystem if stacks is None else ecosystem[ecosystem["stack"].isin(list(stacks))]
+    if data.empty:
+        return empty_figure("No stack to show", title)
+    order = list(stacks) if stacks is not None else list(dict.fromkeys(data["stack"]))
+    order = [s for s in order if s in set(data["stack"])]
+    cells = {(s, c): (lv, d, u) for s, c, lv, d, u in
+             zip(data["stack"], data["criterion"], data["level"], data["detail"], data["source_url"])}
+    highlight = set(highlight)
+    x = [("★ " if c in highlight else "") + CRITERION_LABELS.get(c, c) for c in CRITERIA]
+    y = [STACK_LABELS.get(s, s) for s in order]
+    code = {level: i for i, level in enumerate(LEVELS)}
+    z, text, hover = [], [], []
+    for stack in order:
+        z_row, t_row, h_row = [], [], []
+        for criterion in CRITERIA:
+            level, detail, url = cells.get((stack, criterion), ("unknown", "no row in the table", ""))
+            z_row.append(code[level])
+            t_row.append(level)
+            h_row.append(
+                f"<b>{html.escape(STACK_LABELS.get(stack, stack))} · {html.escape(CRITERION_LABELS[criterion])}: "
+                f"{level}</b><br>{_wrap(detail)}<br><i>source: {html.escape(url) if url else 'none found'}</i>"
+            )
+        z.append(z_row), text.append(t_row), hover.append(h_row)
+    n = len(LEVELS)
+    scale = []
+    for i, level in enumerate(LEVELS):
+        scale += [[i / n, LEVEL_COLORS[level]], [(i + 1) / n, LEVEL_COLORS[level]]]
+    fig = go.Figure(
+        go.Heatmap(
+            z=z, x=x, y=y, text=text, texttemplate="%{text}", textfont={"size": 9},
+            hovertext=hover, hoverinfo="text", colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
+            colorbar={"tickvals": list(range(n)), "ticktext": list(LEVELS), "title": {"text": "level"},
+                      "thickness": 12},
+        )
+    )
+    fig.update_yaxes(autorange="reversed", title="software stack")
+    fig.update_xaxes(side="top", tickangle=-30)
+    if highlight:
+        title += " · ★ your requirements depend on it"
+    fig = layout(fig, title, height=max(380, 30 * len(order) + 200))
+    fig.update_layout(margin={"l": 150, "r": 20, "t": 130, "b": 30})
+    return fig
+
+
+def ecosystem_score_chart(scores, title="Ecosystem score per stack"):
+    """Horizontal bars: each stack's checklist score (0-100), coloured by its worst status.
+
+    Parameters
+    ----------
+    scores : DataFrame
+        :func:`accelkit.ecosystem.stack_scores` output (best first).
+    """
+    if scores is None or len(scores) == 0:
+        return empty_figure("No stack to score", title)
+    colors = [STATUS_COLORS.get(s, "#888888") for s in scores["worst_status"]]
+    labels = [f"{sc:.0f}" + (f" · {nf} fail" if nf else "") + (f" · {nr} risk" if nr else "")
+              for sc, nf, nr in zip(scores["score"], scores["n_fail"], scores["n_risk"])]
+    hover = [
+        f"<b>{html.escape(label)}</b>: {sc:.1f} / 100<br>{nf} fail, {nr} risk, {np_} pass"
+        + (f"<br>worst: {_wrap(reason)}" if reason else "")
+        for label, sc, nf, nr, np_, reason in zip(scores["label"], scores["score"], scores["n_fail"],
+                                                  scores["n_risk"], scores["n_pass"], scores["worst_reason"])
+    ]
+    fig = go.Figure(
+        go.Bar(
+            x=scores["score"], y=scores["label"], orientation="h", marker={"color": colors}, text=labels,
+            textposition="auto", hovertext=hover, hoverinfo="text", name="score",
+        )
+    )
+    for status, color in STATUS_COLORS.items():  # legend for the colours
+        fig.add_trace(go.Bar(x=[None], y=[None], marker={"color": color}, name=f"worst item: {status}",
+                             showlegend=True, hoverinfo="skip"))
+    fig.update_traces(selector={"name": "score"}, showlegend=False)
+    fig.update_xaxes(title="score [0-100] (weighted checklist points)", range=[0, 100])
+    fig.update_yaxes(autorange="reversed")
+    return layout(fig, title, height=max(320, 26 * len(scores) + 150))

@@ -1,0 +1,274 @@
+"""Render the chapters for one scenario into a folder of HTML pages (papermill + nbconvert).
+
+``build_report("examples/serve-70b-at-latency-target.yaml")`` runs every chapter with
+papermill on the scenario (``static=True``: plain figures, no widgets), converts each
+to HTML with the code hidden, and writes an index page that links them with the
+scenario and the date. Charts stay interactive (plotly.js is copied once into the
+folder; nothing is fetched from the network). The ``accelkit report`` command and the
+app's "download report" button call this function.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+from .scenario import Scenario, ScenarioError
+
+__all__ = ["CHAPTERS", "ReportError", "build_report", "chapter_ids"]
+
+#: (id, notebook stem, title)
+CHAPTERS = [
+    ("00", "00_catalogue", "The accelerator catalogue"),
+    ("01", "01_demand", "Compute demand"),
+    ("02", "02_bandwidth_roofline", "Memory bandwidth and the roofline"),
+    ("03", "03_precision", "The cost of precision"),
+    ("04", "04_ecosystem", "Software ecosystem"),
+    ("05", "05_energy_tco", "Energy and total cost of ownership"),
+    ("06", "06_training_cluster", "Training cluster"),
+    ("07", "07_edge_inference", "Edge inference"),
+    ("08", "08_local_probe", "This machine, measured"),
+    ("09", "09_decision", "The decision"),
+]
+_MARKER = ".accelkit-report"
+
+
+class ReportError(Exception):
+    """A report could not be built; ``exit_code`` is 2 for bad input, 1 for a failed step."""
+
+    def __init__(self, message, exit_code=1):
+        self.exit_code = exit_code
+        super().__init__(message)
+
+
+def chapter_ids():
+    return [c[0] for c in CHAPTERS]
+
+
+def _select(chapters):
+    if not chapters:
+        return list(CHAPTERS)
+    chosen = []
+    for item in chapters:
+        key = str(item).strip().lower().removesuffix(".ipynb")
+        match = [c for c in CHAPTERS if key in (c[0], c[1], c[1].split("_", 1)[1], c[0].lstrip("0") or "0")]
+        if not match:
+            names = ", ".join(f"{c[0]} ({c[1]})" for c in CHAPTERS)
+            raise ReportError(f"unknown chapter {item!r}; chapters are {names}", exit_code=2)
+        chosen.extend(m for m in match if m not in chosen)
+    return sorted(chosen)
+
+
+def _slug(text):
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "scenario"
+
+
+def _notebooks_dir():
+    from .cli import notebooks_dir
+
+    return notebooks_dir()
+
+
+def _load_scenario(scenario):
+    if isinstance(scenario, Scenario):
+        return scenario
+    try:
+        return Scenario.load(scenario)
+    except ScenarioError as exc:
+        raise ReportError(f"bad scenario {scenario}: {exc}", exit_code=2) from exc
+
+
+def _prepare_folder(out, force):
+    if out.exists():
+        if not force:
+            raise ReportError(f"{out} exists; choose another --out or pass --force to replace it", exit_code=2)
+        if not (out / _MARKER).exists():
+            raise ReportError(f"{out} exists and is not an accelkit report; refusing to replace it even with --force",
+                              exit_code=2)
+    work = out.with_name(out.name + f".partial-{os.getpid()}")
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    return work
+
+
+def _html_of(notebook_path, title):
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    exporter.exclude_input = True
+    exporter.exclude_input_prompt = True
+    exporter.exclude_output_prompt = True
+    nb = nbformat.read(notebook_path, as_version=4)
+    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    # The lab template loads require.js and MathJax from a CDN. Reports work offline, and
+    # require.js would capture plotly.min.js as an anonymous AMD module (no window.Plotly).
+    return _CDN_SCRIPTS.sub("", body)
+
+
+_CDN_SCRIPTS = re.compile(
+    r'<script[^>]*src="https://cdnjs\.cloudflare\.com/ajax/libs/(?:require\.js|mathjax)/[^"]*"[^>]*>\s*</script>'
+)
+
+
+def _index(scenario, done, when, recommendation):
+    rows = "\n".join(
+        f'<li><a href="{html.escape(stem)}.html">{html.escape(cid)} · {html.escape(title)}</a></li>'
+        for cid, stem, title in done
+    )
+    fields = "\n".join(
+        f"<tr><td>{html.escape(k)}</td><td>{html.escape(json.dumps(v) if isinstance(v, (list, dict)) else str(v))}</td></tr>"
+        for k, v in scenario.to_dict().items()
+    )
+    rec = f'<p class="rec">{html.escape(recommendation)}</p>' if recommendation else ""
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>accelkit report: {html.escape(scenario.name)}</title>
+<style>
+body {{font-family: Arial, sans-serif; max-width: 60em; margin: 2em auto; color: #222}}
+td {{padding: 2px 10px; border-bottom: 1px solid #eee; font-size: 13px}}
+.rec {{background: #eef6ee; border-left: 4px solid #3c8d40; padding: 8px 12px}}
+</style></head><body>
+<h1>accelkit report: {html.escape(scenario.name)}</h1>
+<p>Generated {html.escape(when)} by accelkit. Each chapter was run on the scenario below with papermill;
+charts are interactive and work offline.</p>
+{rec}
+<h2>Chapters</h2>
+<ol>
+{rows}
+</ol>
+<h2>Scenario</h2>
+<table>{fields}</table>
+<p><a href="scenario.json">scenario.json</a> reproduces this report: <code>accelkit report --scenario scenario.json</code></p>
+</body></html>
+"""
+
+
+def build_report(scenario, out_dir=None, chapters=None, force=False, progress=True, timeout=900, workers=3,
+                 notebooks_dir=None):
+    """Run the chapters on a scenario and write HTML pages plus an index.
+
+    Chapters run in parallel threads, so no working directory is changed (papermill's
+    ``cwd`` would chdir the whole process); kernels start in the caller's directory.
+
+    Parameters
+    ----------
+    scenario : str, Path or Scenario
+        A scenario file (.yaml/.json) or object.
+    out_dir : str or Path, optional
+        Output folder (default ``reports/<scenario name>``). An existing folder is
+        replaced only with ``force=True`` and only if accelkit wrote it.
+    chapters : list, optional
+        Chapter ids or names (``"01"``, ``"demand"``, ``"01_demand"``); default all.
+    force : bool
+        Replace an existing report folder.
+    progress : bool
+        Show a progress bar.
+    timeout : int
+        Seconds allowed per notebook cell.
+    workers : int
+        Chapters run at once (each in its own kernel).
+    notebooks_dir : str or Path, optional
+        Where the chapter notebooks are (default: the ones shipped with accelkit).
+
+    Returns
+    -------
+    Path
+        The index page.
+
+    Raises
+    ------
+    ReportError
+        ``exit_code`` 2 for a bad scenario, chapter name or output folder; 1 when a
+        chapter fails (the message names the chapter and the error).
+    """
+    import papermill as pm
+    from tqdm.auto import tqdm
+
+    chosen = _select(chapters)
+    scen = _load_scenario(scenario)
+    out = Path(out_dir) if out_dir else Path("reports") / _slug(scen.name)
+    out = out.resolve()
+    work = _prepare_folder(out, force)
+    scenario_file = work / "scenario.json"
+    scen.save(scenario_file)
+    import plotly
+
+    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", work / "plotly.min.js")
+    (work / "executed").mkdir()
+    source = Path(notebooks_dir) if notebooks_dir else _notebooks_dir()
+    old_env = os.environ.get("ACCELKIT_PLOTLYJS")
+    os.environ["ACCELKIT_PLOTLYJS"] = "directory"
+    done = []
+
+    def run_one(chapter):
+        cid, stem, title = chapter
+        executed = work / "executed" / f"{stem}.ipynb"
+        notebook = source / f"{stem}.ipynb"
+        accepted = pm.inspect_notebook(str(notebook)) if notebook.exists() else {}
+        parameters = {k: v for k, v in (("scenario_path", str(scenario_file)), ("static", True)) if k in accepted}
+        try:
+            pm.execute_notebook(
+                str(notebook), str(executed),
+                parameters=parameters,
+                kernel_name="python3", progress_bar=False, execution_timeout=timeout,
+                report_mode=True,
+            )
+        except pm.PapermillExecutionError as exc:
+            raise ReportError(f"chapter {cid} ({stem}) failed: {exc.ename}: {exc.evalue}") from exc
+        except FileNotFoundError as exc:
+            raise ReportError(f"chapter {cid} ({stem}) is missing: {exc}") from exc
+        (work / f"{stem}.html").write_text(_html_of(executed, f"{cid} · {title}"), encoding="utf-8")
+        return chapter
+
+    from concurrent.futures import ThreadPoolExecutor, as_completed
+
+    # each chapter runs in its own kernel process: a few at a time use the cores
+    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(chosen))))
+    try:
+        futures = [pool.submit(run_one, c) for c in chosen]
+        bar = tqdm(total=len(chosen), desc="accelkit report", unit="chapter", disable=not progress)
+        for future in as_completed(futures):
+            chapter = future.result()
+            done.append(chapter)
+            bar.set_postfix_str(chapter[1])
+            bar.update(1)
+        bar.close()
+        done.sort()
+        pool.shutdown(wait=True)
+    except BaseException:
+        # let the chapters still running finish before their folder goes
+        pool.shutdown(wait=True, cancel_futures=True)
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    finally:
+        if old_env is None:
+            os.environ.pop("ACCELKIT_PLOTLYJS", None)
+        else:
+            os.environ["ACCELKIT_PLOTLYJS"] = old_env
+    when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+    (work / "index.html").write_text(_index(scen, done, when, _recommendation(scen)), encoding="utf-8")
+    (work / _MARKER).write_text(f"accelkit report {when}\n", encoding="utf-8")
+    if out.exists():
+        shutil.rmtree(out)
+    work.rename(out)
+    return out / "index.html"
+
+
+def _recommendation(scenario):
+    """One sentence naming the top of the shortlist (empty if nothing passes)."""
+    try:
+        from .select import shortlist
+
+        top = shortlist(scenario, n=3)
+    except Exception:  # the index must not fail because of the summary line
+        return ""
+    if top.empty:
+        return "No device passes every hard constraint; see chapter 09 for the reasons."
+    names = ", ".join(top["name"])
+    return f"Shortlist for this scenario: {names} (chapter 09 explains the ranking and what would change it)."

@@ -1,0 +1,423 @@
+"""From requirements to a ranked shortlist with reasons.
+
+:func:`rank` applies hard constraints first -- precision supported, model fits on
+the allowed devices, ecosystem must-haves, power envelope, budget, segment and
+deployment, time or latency target -- and records for each excluded device the
+constraint it failed. The remaining devices get a weighted score over five
+criteria (time to result, cost per unit of work, compute per watt, ecosystem
+fit, memory headroom) and a one-line reason. Everything is vectorised over the
+catalogue.
+
+:func:`sensitivity` asks which assumption would change the winner, and at what
+value.
+
+Scoring: each criterion is scaled to [0, 1] across the shortlist (logarithmically
+for time and cost, which span orders of magnitude; best = 1); the score is the
+weighted mean × 100. A missing figure scores 0 on that criterion and the reason
+says so. References: multi-criteria decision analysis with weighted sums
+(Triantaphyllou, *Multi-Criteria Decision Making Methods*, Springer 2000, ch. 2).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import llm, memory, sizing, units
+from .catalog import load_catalog, memory_bytes, peak_flops
+
+__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "rank", "rank_grid", "sensitivity", "shortlist"]
+
+#: criterion -> (what it measures, better when)
+CRITERIA = {
+    "time": ("time to result: training days on the cluster, or decode throughput per device", "faster"),
+    "cost": ("USD per million tokens: cloud rent, or purchase + energy over the horizon when owned", "cheaper"),
+    "efficiency": ("peak at the scenario's precision per watt of TDP", "higher"),
+    "ecosystem": ("software-stack fit for the scenario's frameworks and skills (0-100)", "higher"),
+    "headroom": ("usable memory over what the model needs on the allowed devices", "more"),
+}
+DEFAULT_WEIGHTS = {"time": 1.0, "cost": 1.0, "efficiency": 0.5, "ecosystem": 1.0, "headroom": 0.5}
+
+
+def _scale(values, log=False, higher_is_better=True, mask=None):
+    """Min-max scale to [0, 1] along the last axis, best = 1; NaN (or masked out) -> 0;
+    a single candidate -> 1. ``mask`` marks the candidates that take part."""
+    v = np.asarray(values, dtype=float)
+    if v.size == 0:
+        return v
+    if log:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.log10(np.where(v > 0, v, np.nan))
+    ok = np.isfinite(v) if mask is None else (np.isfinite(v) & np.asarray(mask, dtype=bool))
+    vv = np.where(ok, v, np.nan)
+    with np.errstate(all="ignore"), __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", RuntimeWarning)
+        lo = np.nanmin(vv, axis=-1, keepdims=True)
+        hi = np.nanmax(vv, axis=-1, keepdims=True)
+        span = hi - lo
+        scaled = np.where(span > 0, (vv - lo) / np.where(span > 0, span, 1.0), 1.0)
+    if not higher_is_better:
+        scaled = np.where(span > 0, 1.0 - scaled, 1.0)
+    return np.where(ok, scaled, 0.0)
+
+
+def _weights(scenario, weights):
+    merged = dict(DEFAULT_WEIGHTS)
+    # keys like "ecosystem.frameworks" weight the checklist's groups, not these criteria
+    merged.update({k: float(v) for k, v in (scenario.weights or {}).items() if not k.startswith("ecosystem.")})
+    merged.update({k: float(v) for k, v in (weights or {}).items()})
+    unknown = sorted(set(merged) - set(CRITERIA))
+    if unknown:
+        raise ValueError(f"weights: unknown criterion {unknown[0]!r}; criteria are {', '.join(CRITERIA)}")
+    bad = [k for k, v in merged.items() if not (v >= 0 and np.isfinite(v))]
+    if bad:
+        raise ValueError(f"weights: {bad[0]} must be a weight >= 0; got {merged[bad[0]]}")
+    if sum(merged.values()) <= 0:
+        raise ValueError("weights: at least one criterion needs a weight above 0")
+    return merged
+
+
+def _figures(scenario, catalog, price_factor=1.0, price_device=None):
+    """Per-device figures the constraints and criteria use (one vectorised pass)."""
+    table = sizing.per_device(scenario, catalog)
+    table.index = catalog.index
+    m = sizing.model_of(scenario)
+    training = scenario.workload in sizing.TRAINING_WORKLOADS
+    peak = table["peak_flops"]
+    days_horizon = scenario.horizon_months * 365.25 / 12
+    if training:
+        tokens_per_device_hour = peak * scenario.utilization * units.SECONDS_PER_HOUR / (6.0 * m["active_params"])
+        time_value = table["days_on_n"]  # lower is better
+        latency_ms = pd.Series(np.nan, index=catalog.index)
+    elif m["preset"] is not None and m["preset"]["kind"] not in ("decoder", "moe-decoder"):
+        # vision and encoder inference: compute-bound per request, throughput in requests
+        need = sizing.compute_need(scenario)
+        per_request = need["total_flops"]
+        latency_ms = per_request / (peak * scenario.utilization) * 1e3
+        tokens_per_device_hour = peak * scenario.utilization * units.SECONDS_PER_HOUR / per_request
+        time_value = latency_ms
+    else:
+        preset = m["preset"]
+        precision = scenario.precision if scenario.precision != "int4" else "int8"
+        weights_bytes = memory.weight_bytes(m["params"], scenario.precision)
+        kv_seq = llm.model_kv_bytes(preset, scenario.seq_len + scenario.output_tokens, 1,
+                                    "bf16" if precision in ("fp32", "tf32") else precision) if preset is not None else 0.0
+        n_tp = table["min_devices_memory"].replace(np.inf, np.nan).fillna(1.0).clip(lower=1)
+        bw = catalog["memory_bw_gbs"] * units.GIGA
+        step = llm.decode_step_seconds(m["active_params"], weights_bytes, kv_seq, scenario.batch_size,
+                                       peak.where(peak.notna(), 1.0), bw.where(bw.notna(), 1.0),
+                                       scenario.utilization, n_tp)
+        step = step.where(peak.notna() & bw.notna())
+        latency_ms = step * 1e3
+        tokens_per_s = scenario.batch_size / step
+        tokens_per_device_hour = tokens_per_s / n_tp * units.SECONDS_PER_HOUR
+        time_value = 1.0 / tokens_per_s  # lower is better
+    factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
+    price = catalog["price_usd"] * factor
+    hourly = catalog["cloud_usd_per_hour"] * factor
+    if scenario.deployment == "cloud":
+        cost_per_m = hourly / tokens_per_device_hour * 1e6
+    else:
+        hours = scenario.hours_per_day * days_horizon
+        energy_usd = catalog["tdp_w"] / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
+        cost_per_m = (price + energy_usd) / (tokens_per_device_hour * hours) * 1e6
+    usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
+    need = sizing.memory_need(scenario)["total"]
+    return table.assign(
+        time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=tokens_per_device_hour,
+        cost_per_million_tokens=cost_per_m, flops_per_w=peak / catalog["tdp_w"], headroom=usable / need - 1.0,
+        purchase_usd=table["devices_needed"] * price,
+    )
+
+
+def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True, price_device=None,
+         ecosystem_scores=None):
+    """Rank every catalogue device for a scenario.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    catalog : DataFrame, optional
+        Default: the built-in catalogue.
+    weights : dict, optional
+        Criterion -> weight (``time, cost, efficiency, ecosystem, headroom``); on
+        top of ``scenario.weights`` and :data:`DEFAULT_WEIGHTS`.
+    price_factor : float
+        Multiplies prices (for sensitivity analysis): every device's, or only
+        ``price_device``'s when that is given.
+    ecosystem : bool
+        Apply the ecosystem must-haves and criterion (see :mod:`accelkit.ecosystem`).
+    ecosystem_scores : DataFrame, optional
+        Precomputed :func:`accelkit.ecosystem.device_scores` for this catalogue and
+        scenario (saves time when ranking many variants of one scenario).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per device, shortlisted first (by score), then excluded:
+        ``rank`` (1.. for shortlisted, NaN excluded), ``name, vendor, segment,
+        status`` ("shortlisted" / "excluded"), ``excluded_because``, ``score``
+        (0-100), ``score_<criterion>`` (0-1 each), the figures behind them, and
+        ``reason`` (one line in words).
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    w = _weights(scenario, weights)
+    f = _figures(scenario, catalog, price_factor, price_device)
+    training = scenario.workload in sizing.TRAINING_WORKLOADS
+    if ecosystem:
+        scores = ecosystem_scores if ecosystem_scores is not None else _ecosystem_scores(scenario, catalog)
+        f["ecosystem_score"] = scores["ecosystem_score"].to_numpy()
+        f["ecosystem_fails"] = scores["ecosystem_fails"].to_numpy()
+        f["ecosystem_reason"] = scores["ecosystem_reason"].to_numpy()
+    else:
+        f["ecosystem_score"], f["ecosystem_fails"], f["ecosystem_reason"] = np.nan, 0, ""
+
+    why = pd.Series("", index=catalog.index, dtype=object)
+
+    def exclude(mask, message):
+        mask = mask & (why == "")
+        why[mask] = message[mask] if isinstance(message, pd.Series) else message
+
+    precision = scenario.precision
+    exclude(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
+    if scenario.segments:
+        exclude(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
+    if scenario.deployment == "edge" and not scenario.segments:
+        exclude(catalog["segment"] != "edge", "not an edge device (deployment: edge)")
+    if scenario.deployment == "cloud":
+        exclude(catalog["cloud_usd_per_hour"].isna(), "not rentable: no on-demand price in data/cloud_prices.csv")
+    exclude(f["min_devices_memory"].isna(), "no published memory size")
+    too_big = f["min_devices_memory"] > scenario.n_devices
+    never = np.isinf(f["min_devices_memory"])
+    exclude(never, "the replicated part of the model state alone does not fit one device's memory"
+            + (" (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
+    exclude(too_big, "needs " + f["min_devices_memory"].map(lambda v: f"{v:.0f}") +
+            f" devices to hold the model; the scenario allows {scenario.n_devices}")
+    if ecosystem:
+        exclude(f["ecosystem_fails"] > 0, "ecosystem: " + f["ecosystem_reason"].astype(str))
+    if scenario.power_envelope_w:
+        exclude(catalog["tdp_w"] > scenario.power_envelope_w,
+                catalog["tdp_w"].map(lambda v: f"{v:g} W TDP") + f" > power envelope {scenario.power_envelope_w:g} W")
+    if training:
+        exclude(f["days_on_n"] > scenario.time_target_days,
+                f["days_on_n"].map(lambda v: f"{v:,.1f} days") + f" on {scenario.n_devices} devices > target "
+                f"{scenario.time_target_days:g} days")
+    else:
+        exclude(f["latency_ms"] > scenario.latency_target_ms,
+                f["latency_ms"].map(lambda v: f"{v:,.1f} ms per token") +
+                f" > target {scenario.latency_target_ms:g} ms")
+    if scenario.budget_usd:
+        factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
+        if scenario.deployment != "cloud":
+            spend = f["purchase_usd"]  # purchase of the devices needed (prices already scaled)
+        elif training:
+            spend = f["device_hours"] * f["cloud_usd_per_hour"] * factor  # rent for the whole run
+        else:
+            hours = scenario.hours_per_day * scenario.horizon_months * 365.25 / 12
+            spend = f["devices_needed"] * f["cloud_usd_per_hour"] * factor * hours  # rent over the horizon
+        exclude(spend > scenario.budget_usd, spend.map(lambda v: f"${v:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
+
+    short = why == ""
+    crit = pd.DataFrame(0.0, index=catalog.index, columns=list(CRITERIA))
+    s = short.to_numpy()
+    crit.loc[s, "time"] = _scale(f.loc[s, "time_value"], log=True, higher_is_better=False)
+    crit.loc[s, "cost"] = _scale(f.loc[s, "cost_per_million_tokens"], log=True, higher_is_better=False)
+    crit.loc[s, "efficiency"] = _scale(f.loc[s, "flops_per_w"], log=True)
+    crit.loc[s, "ecosystem"] = np.nan_to_num(f.loc[s, "ecosystem_score"].to_numpy(dtype=float) / 100.0)
+    crit.loc[s, "headroom"] = _scale(f.loc[s, "headroom"].clip(lower=0, upper=3))
+    total_w = sum(w.values())
+    score = sum(crit[k] * w[k] for k in CRITERIA) / total_w * 100.0
+    out = pd.DataFrame({
+        "name": catalog["name"], "vendor": catalog["vendor"], "segment": catalog["segment"],
+        "status": np.where(short, "shortlisted", "excluded"), "excluded_because": why,
+        "score": score.where(short),
+    })
+    for k in CRITERIA:
+        out[f"score_{k}"] = crit[k].where(short)
+    for col in ("peak_flops", "devices_needed", "days_on_n", "latency_ms", "cost_per_million_tokens", "cloud_usd",
+                "purchase_usd", "flops_per_w", "ecosystem_score", "headroom", "memory_per_device_gb",
+                "tokens_per_device_hour"):
+        out[col] = f[col]
+    unit = sizing.compute_need(scenario).get("work_unit", "tokens")
+    out["work_unit"] = unit
+    out["reason"] = [_reason(r, w, training, scenario, unit) for _, r in out.iterrows()]
+    out = out.sort_values(["status", "score"], ascending=[False, False], na_position="last")
+    out.insert(0, "rank", np.nan)
+    n_short = int(short.sum())
+    out.iloc[:n_short, 0] = np.arange(1, n_short + 1)
+    return out.reset_index(drop=True)
+
+
+def _ecosystem_scores(scenario, catalog):
+    from . import ecosystem as eco
+
+    return eco.device_scores(catalog, eco.Requirements.from_scenario(scenario))
+
+
+def _reason(row, weights, training, scenario, unit="tokens"):
+    if row["status"] == "excluded":
+        return f"excluded: {row['excluded_because']}"
+    parts = []
+    if training and row["days_on_n"] == row["days_on_n"]:
+        parts.append(f"{row['days_on_n']:,.1f} days on {scenario.n_devices}")
+    if not training and row["latency_ms"] == row["latency_ms"]:
+        one = {"tokens": "token", "frames": "frame", "requests": "request"}.get(unit, unit)
+        parts.append(f"{row['latency_ms']:,.2g} ms per {one}")
+    if row["cost_per_million_tokens"] == row["cost_per_million_tokens"]:
+        parts.append(f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
+    else:
+        parts.append("no price (cost scored 0)")
+    if row["ecosystem_score"] == row["ecosystem_score"]:
+        parts.append(f"ecosystem {row['ecosystem_score']:.0f}/100")
+    scored = {k: row[f"score_{k}"] for k in CRITERIA if weights[k] > 0}
+    best = max(scored, key=scored.get)
+    worst = min(scored, key=scored.get)
+    if scored[best] == scored[worst]:
+        return f"{', '.join(parts)}; level on every criterion"
+    return f"{', '.join(parts)}; strongest on {best}, weakest on {worst}"
+
+
+def shortlist(scenario, catalog=None, n=5, **kwargs):
+    """The top ``n`` shortlisted rows of :func:`rank`."""
+    ranked = rank(scenario, catalog, **kwargs)
+    return ranked[ranked["status"] == "shortlisted"].head(n)
+
+
+#: assumption -> values scanned by :func:`sensitivity`
+SENSITIVITY_RANGES = {
+    "utilization": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
+    "winner_price": [0.5, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0],
+    "hours_per_day": [2.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0],
+    "horizon_months": [6, 12, 24, 36, 48, 60],
+}
+
+
+def sensitivity(scenario, catalog=None, ranges=None, weights=None):
+    """Which assumption would change the winner, and at what value.
+
+    Each assumption is scanned over a range while the others keep the scenario's
+    values: ``utilization``, ``hours_per_day`` and ``horizon_months`` are scenario
+    fields; ``winner_price`` multiplies the winning device's price (purchase or
+    hourly) alone -- how much dearer could it be and still win?
+
+    Returns
+    -------
+    (pandas.DataFrame, pandas.DataFrame)
+        ``summary``: one row per assumption -- ``assumption, base, winner_at_base,
+        switches_at`` (the value nearest the base at which another device wins; NaN
+        if none in the range), ``new_winner``, ``score_low, score_high`` (the base
+        winner's score at the ends of the range, for a tornado chart); and ``scan``:
+        every (assumption, value, winner, margin, base_winner_score).
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    ranges = ranges or SENSITIVITY_RANGES
+    unknown = sorted(set(ranges) - set(SENSITIVITY_RANGES))
+    if unknown:
+        raise ValueError(f"ranges: unknown assumption {unknown[0]!r}; choose from {', '.join(SENSITIVITY_RANGES)}")
+    eco_scores = _ecosystem_scores(scenario, catalog)
+    base_rank = rank(scenario, catalog, weights, ecosystem_scores=eco_scores)
+    base_short = base_rank[base_rank["status"] == "shortlisted"]
+    if base_short.empty:
+        raise ValueError("sensitivity: no device passes the hard constraints; relax a constraint first")
+    base_winner = base_short.iloc[0]["name"]
+    rows, scan = [], []
+    for assumption, values in ranges.items():
+        base = 1.0 if assumption == "winner_price" else float(getattr(scenario, assumption))
+        results = []
+        for value in values:
+            trial = scenario.copy()
+            if assumption == "winner_price":
+                ranked = rank(trial, catalog, weights, price_factor=value, price_device=base_winner,
+                              ecosystem_scores=eco_scores)
+            else:
+                setattr(trial, assumption, value)
+                ranked = rank(trial, catalog, weights, ecosystem_scores=eco_scores)
+            short = ranked[ranked["status"] == "shortlisted"]
+            winner = short.iloc[0]["name"] if not short.empty else ""
+            margin = (short.iloc[0]["score"] - short.iloc[1]["score"]) if len(short) > 1 else np.nan
+            hit = short[short["name"] == base_winner]
+            base_score = float(hit["score"].iloc[0]) if not hit.empty else np.nan
+            results.append((float(value), winner, margin, base_score))
+            scan.append({"assumption": assumption, "value": float(value), "winner": winner, "margin": margin,
+                         "base_winner_score": base_score})
+        switching = sorted((abs(v - base), v, win) for v, win, _, _ in results if win != base_winner)
+        rows.append({
+            "assumption": assumption, "base": base, "winner_at_base": base_winner,
+            "switches_at": switching[0][1] if switching else np.nan,
+            "new_winner": (switching[0][2] or "no device passes") if switching else "",
+            "score_low": results[0][3], "score_high": results[-1][3],
+        })
+    return pd.DataFrame(rows), pd.DataFrame(scan)
+
+
+def rank_grid(scenario, params, tokens, catalog=None, weights=None):
+    """The winning device for every (model size, training tokens) pair, vectorised.
+
+    A fast companion of :func:`rank` for maps of the decision space: the same
+    constraints and criteria, for a custom-size model whose memory is its model
+    state (weights, gradients, optimizer under the scenario's ZeRO stage; no
+    activations, which need a model shape), evaluated on a grid in one numpy pass.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Training scenario supplying precision, utilisation, cluster size, target,
+        deployment, prices, weights.
+    params, tokens : array-like
+        Model sizes [parameters] and training tokens [tokens] (the grid's axes).
+
+    Returns
+    -------
+    dict
+        ``winner`` (array of device names, shape (len(params), len(tokens)); "" where
+        no device passes), ``score`` (the winner's score), ``n_passing`` and the axes.
+    """
+    from ._validate import check_positive
+
+    if scenario.workload not in sizing.TRAINING_WORKLOADS:
+        raise ValueError("rank_grid: workload must be training or fine-tuning (the grid spans model size × tokens)")
+    catalog = load_catalog() if catalog is None else catalog
+    w = _weights(scenario, weights)
+    n_arr = np.asarray(params, dtype=float)[:, None, None]
+    d_arr = np.asarray(tokens, dtype=float)[None, :, None]
+    check_positive("params", n_arr, "a number of parameters")
+    check_positive("tokens", d_arr, "a number of tokens")
+    peak = peak_flops(catalog, scenario.precision).to_numpy()[None, None, :]
+    usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna()).to_numpy()
+    n, z, u = scenario.n_devices, scenario.zero_stage, scenario.utilization
+    per_param = memory.OPTIMIZER_STATE_BYTES["adam"]
+    state = n_arr * (2.0 / (n if z >= 3 else 1) + 2.0 / (n if z >= 2 else 1) + per_param / (n if z >= 1 else 1))
+    days = 6.0 * n_arr * d_arr / (n * peak * u) / units.SECONDS_PER_DAY
+    tokens_per_hour = peak * u * units.SECONDS_PER_HOUR / (6.0 * n_arr)
+    if scenario.deployment == "cloud":
+        cost = catalog["cloud_usd_per_hour"].to_numpy()[None, None, :] / tokens_per_hour * 1e6
+    else:
+        hours = scenario.hours_per_day * scenario.horizon_months * 365.25 / 12
+        energy = catalog["tdp_w"].to_numpy() / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
+        cost = (catalog["price_usd"].to_numpy() + energy)[None, None, :] / (tokens_per_hour * hours) * 1e6
+    scores = _ecosystem_scores(scenario, catalog)
+    ok_device = np.isfinite(peak[0, 0]) & np.isfinite(usable) & (scores["ecosystem_fails"].to_numpy() == 0)
+    if scenario.segments:
+        ok_device &= catalog["segment"].isin(scenario.segments).to_numpy()
+    if scenario.deployment == "edge" and not scenario.segments:
+        ok_device &= (catalog["segment"] == "edge").to_numpy()
+    if scenario.deployment == "cloud":
+        ok_device &= catalog["cloud_usd_per_hour"].notna().to_numpy()
+    if scenario.power_envelope_w:
+        ok_device &= ~(catalog["tdp_w"].to_numpy() > scenario.power_envelope_w)
+    ok = ok_device[None, None, :] & (state <= usable[None, None, :]) & (days <= scenario.time_target_days)
+    crit = {
+        "time": _scale(days, log=True, higher_is_better=False, mask=ok),
+        "cost": _scale(cost, log=True, higher_is_better=False, mask=ok),
+        "efficiency": _scale(np.broadcast_to(peak / catalog["tdp_w"].to_numpy(), ok.shape), log=True, mask=ok),
+        "ecosystem": np.where(ok, np.nan_to_num(scores["ecosystem_score"].to_numpy() / 100.0), 0.0),
+        "headroom": _scale(np.clip(usable / state - 1.0, 0, 3), mask=ok),
+    }
+    score = sum(crit[k] * w[k] for k in CRITERIA) / sum(w.values()) * 100.0
+    score = np.where(ok, score, -1.0)
+    best = np.argmax(score, axis=-1)
+    best_score = np.take_along_axis(score, best[..., None], axis=-1)[..., 0]
+    names = catalog["name"].to_numpy()
+    winner = np.where(best_score >= 0, names[best], "")
+    return {"winner": winner, "score": np.where(best_score >= 0, best_score, np.nan),
+            "n_passing": ok.sum(axis=-1), "params": np.asarray(params), "tokens": np.asarray(tokens)}

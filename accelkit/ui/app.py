@@ -1,0 +1,266 @@
+"""The Voilà front door: every chapter as a tab over one shared scenario.
+
+A buyer or team lead picks a workload and constraints (or starts from an example),
+walks the chapters as tabs, ends at the decision, and downloads a report of the
+current scenario. Tabs are built when first opened, so the page is usable in a few
+seconds; switching tabs brings the shared scenario into the chapter. URL query
+parameters (``?model=Llama-2+70B&workload=inference&tab=decision``) preset the
+scenario, so a link reproduces a view.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import os
+import time
+import zipfile
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import ipywidgets as W
+from IPython.display import display
+
+from ..scenario import Scenario, ScenarioError, resolve
+from . import controls as C
+from ._base import CSS, error_html
+
+__all__ = ["App", "TABS"]
+
+
+def _tabs():
+    from .catalogue import CataloguePanel
+    from .cluster import ClusterPanel
+    from .decision import DecisionPanel
+    from .demand import DemandPanel
+    from .ecosystem import EcosystemPanel
+    from .edge import EdgePanel
+    from .energy_tco import EnergyPanel, TCOPanel
+    from .precision import PrecisionPanel
+    from .probe import ProbePanel
+    from .roofline import RooflinePanel
+
+    return [
+        ("start", "Start", None),
+        ("catalogue", "Catalogue", lambda s: [CataloguePanel()]),
+        ("demand", "1 Demand", lambda s: [DemandPanel(s)]),
+        ("roofline", "2 Bandwidth", lambda s: [RooflinePanel(s)]),
+        ("precision", "3 Precision", lambda s: [PrecisionPanel(s)]),
+        ("ecosystem", "4 Ecosystem", lambda s: [EcosystemPanel(s)]),
+        ("energy", "5 Energy & TCO", lambda s: [EnergyPanel(s), TCOPanel(s)]),
+        ("cluster", "6 Cluster", lambda s: [ClusterPanel(s)]),
+        ("edge", "7 Edge", lambda s: [EdgePanel(s)]),
+        ("probe", "8 This machine", lambda s: [ProbePanel(scenario=s)]),
+        ("decision", "9 Decision", lambda s: [DecisionPanel(s, run_sensitivity=False)]),
+    ]
+
+
+TABS = ["start", "catalogue", "demand", "roofline", "precision", "ecosystem", "energy", "cluster", "edge", "probe",
+        "decision"]
+
+_INTRO = """
+<h2 style="margin:4px 0">accelkit · choose an AI accelerator, with the numbers</h2>
+<p style="max-width:62em">Describe the job on this page, then walk the chapters left to right: how much compute
+it needs, whether memory bandwidth or compute limits it, what lower precision buys, whether your software runs
+there, what it costs to run for years, and finally a ranked shortlist with reasons. Every device figure comes from
+a datasheet or vendor page (hover a point to see which); a figure nobody publishes is shown as missing.
+Changing a value anywhere changes the scenario everywhere.</p>
+"""
+
+
+def _examples_dir():
+    here = Path(__file__).resolve().parents[2] / "examples"
+    return here if here.exists() else None
+
+
+class App:
+    """The front door. ``App(scenario).show()``; :meth:`from_environment` reads the URL query."""
+
+    def __init__(self, scenario=None, tab="start"):
+        self.scenario = scenario if scenario is not None else Scenario()
+        self.specs = _tabs()
+        self.keys = [k for k, _, _ in self.specs]
+        if tab not in self.keys:
+            tab = "start"
+        self.panels = {}
+        self.message = W.HTML()
+        self.tab = W.Tab(children=[W.VBox() for _ in self.specs])
+        for i, (_, title, _) in enumerate(self.specs):
+            self.tab.set_title(i, title)
+        self.tab.children = [self._start_page()] + [W.VBox([W.HTML('<i>opening…</i>')]) for _ in self.specs[1:]]
+        self.tab.observe(self._on_tab, names="selected_index")
+        self.report_status = W.HTML()
+        self.tab.selected_index = self.keys.index(tab)
+        if tab != "start":
+            self._open(self.keys.index(tab))
+
+    @classmethod
+    def from_environment(cls, scenario_path="", tab=""):
+        """Build from a scenario file and the URL query (``QUERY_STRING``, set by Voilà).
+
+        ``tab`` in the query picks the opening tab; every other key is a scenario field.
+        A bad value opens the app with the defaults and a message naming the field.
+        """
+        query = os.environ.get("QUERY_STRING", "")
+        params = parse_qs(query)
+        tab = params.pop("tab", [tab])[-1] or "start"
+        rest = "&".join(f"{k}={v[-1]}" for k, v in params.items())
+        from urllib.parse import quote
+
+        rest = "&".join(f"{k}={quote(v[-1])}" for k, v in params.items())
+        problem = None
+        try:
+            scenario = resolve(scenario_path, query_string=rest)
+        except (ScenarioError, ValueError) as exc:
+            scenario, problem = Scenario(), str(exc)
+        app = cls(scenario, tab=tab)
+        if problem:
+            app.message.value = error_html(f"the link's settings were not applied: {problem}")
+        return app
+
+    # --- the start page -----------------------------------------------------------
+    def _start_page(self):
+        s = self.scenario
+        self.start_controls = {
+            "workload": C.choice("workload", ["training", "fine-tuning", "inference"], s.workload, width="230px"),
+            "model": C.model_picker(s.model if s.model != "custom" else "Llama-2 7B", include_custom=False),
+            "deployment": C.choice("deployment", ["cloud", "on-prem", "edge"], s.deployment, width="210px"),
+            "precision": C.precision_picker(s.precision, ["fp32", "bf16", "fp16", "fp8", "int8"]),
+            "tokens_b": C.number("training tokens", s.tokens / 1e9, "billion", width="250px"),
+            "time_target_days": C.number("finish within", s.time_target_days, "days", width="220px"),
+            "latency_target_ms": C.number("latency target", s.latency_target_ms, "ms per token", width="270px"),
+            "n_devices": C.integer("devices allowed", s.n_devices, "count", width="230px"),
+        }
+        self._start_fields = {"tokens_b": ("tokens", lambda v: v * 1e9)}
+        for name, control in self.start_controls.items():
+            control.observe(self._on_start_change, names="value")
+        examples = ["(your own)"]
+        folder = _examples_dir()
+        if folder:
+            examples += [p.stem for p in sorted(folder.glob("*.yaml"))]
+        self.example = C.choice("start from an example", examples, "(your own)", width="420px")
+        self.example.observe(self._on_example, names="value")
+        self.link = W.HTML()
+        self.report_button = W.Button(description="Download report", icon="download", layout=W.Layout(width="180px"),
+                                      tooltip="render every chapter for this scenario (takes about a minute)")
+        self.report_button.on_click(lambda _: self.download_report())
+        self.start_message = W.HTML()
+        self._update_link()
+        grid = W.HBox([C.group("The job", [self.start_controls[k] for k in ("workload", "model", "precision",
+                                                                             "tokens_b")]),
+                       C.group("Constraints", [self.start_controls[k] for k in ("deployment", "time_target_days",
+                                                                                 "latency_target_ms", "n_devices")])],
+                      layout=W.Layout(flex_flow="row wrap"))
+        return W.VBox([W.HTML(_INTRO), self.example, grid, self.start_message, self.link,
+                       W.HTML("<p>Then open the tabs in order. <b>9 Decision</b> ranks the devices for this scenario; "
+                              "<b>Download report</b> writes every chapter to HTML for sharing.</p>")])
+
+    def _on_start_change(self, change):
+        name = next(k for k, c in self.start_controls.items() if c is change["owner"])
+        field, convert = self._start_fields.get(name, (name, lambda v: v))
+        try:
+            setattr(self.scenario, field, convert(change["new"]))
+        except ValueError as exc:
+            self.start_message.value = error_html(exc)
+            return
+        self.start_message.value = ""
+        self._update_link()
+
+    def _on_example(self, change):
+        if change["new"] == "(your own)":
+            return
+        try:
+            loaded = Scenario.load(_examples_dir() / f"{change['new']}.yaml")
+        except (OSError, ValueError) as exc:
+            self.start_message.value = error_html(exc)
+            return
+        self.scenario.update(**loaded.to_dict())
+        for name, control in self.start_controls.items():
+            field, _ = self._start_fields.get(name, (name, None))
+            value = getattr(self.scenario, field)
+            value = value / 1e9 if name == "tokens_b" else value
+            options = getattr(control, "options", None)
+            if options is None or value in [o[1] if isinstance(o, tuple) else o for o in options]:
+                control.value = value
+        self.start_message.value = f'<div class="ak-note">loaded example {html.escape(change["new"])}</div>'
+        self._update_link()
+
+    def _update_link(self):
+        fields = ["workload", "model", "deployment", "precision", "tokens", "time_target_days", "latency_target_ms",
+                  "n_devices"]
+        query = self.scenario.to_query_string(keys=fields)
+        self.link.value = (f'<div class="ak-note">Link to this view: add <code>?{html.escape(query)}</code> to the '
+                           "app's address (and <code>&amp;tab=decision</code> to open a chapter).</div>")
+
+    # --- tabs ---------------------------------------------------------------------
+    def _on_tab(self, change):
+        self._open(change["new"])
+
+    def _open(self, index):
+        key, _, factory = self.specs[index]
+        if factory is None:
+            return
+        if key not in self.panels:
+            try:
+                self.panels[key] = factory(self.scenario)
+            except Exception as exc:  # a chapter that cannot open says why, the others keep working
+                self.tab.children = tuple(
+                    W.VBox([W.HTML(error_html(f"this chapter could not open: {exc}"))]) if i == index else child
+                    for i, child in enumerate(self.tab.children)
+                )
+                return
+            box = W.VBox([p.widget for p in self.panels[key]])
+            self.tab.children = tuple(box if i == index else child for i, child in enumerate(self.tab.children))
+        else:
+            for panel in self.panels[key]:
+                panel.pull_scenario()
+
+    def panel(self, key):
+        """The (first) panel of a tab, opening it if needed."""
+        self._open(self.keys.index(key))
+        return self.panels[key][0]
+
+    # --- report -------------------------------------------------------------------
+    def download_report(self, out_dir=None):
+        """Render every chapter for the current scenario and offer the zip as a download link."""
+        from ..report import ReportError, build_report
+
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        out = Path(out_dir) if out_dir else Path("reports") / f"{_slug(self.scenario.name)}-{stamp}"
+        self.report_status.value = '<div class="ak-note">rendering the chapters… (about a minute)</div>'
+        self.report_button.disabled = True
+        try:
+            index = build_report(self.scenario.copy(), out_dir=out, progress=False)
+        except (ReportError, OSError, ValueError) as exc:
+            self.report_status.value = error_html(f"the report failed: {exc}")
+            return None
+        finally:
+            self.report_button.disabled = False
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+            for path in sorted(index.parent.rglob("*")):
+                if path.is_file() and "executed" not in path.parts:
+                    zf.write(path, Path(index.parent.name) / path.relative_to(index.parent))
+        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+        self.report_status.value = (
+            f'<a download="{html.escape(index.parent.name)}.zip" href="data:application/zip;base64,{data}" '
+            f'class="ak-report-link">Save the report ({len(buffer.getvalue()) / 1e6:.1f} MB zip)</a> '
+            f'<span class="ak-note">also written to {html.escape(str(index.parent))}</span>'
+        )
+        return index
+
+    # --- display ------------------------------------------------------------------
+    @property
+    def widget(self):
+        header = W.HBox([self.report_button, self.report_status], layout=W.Layout(align_items="center"))
+        return W.VBox([W.HTML(CSS), self.message, header, self.tab])
+
+    def show(self):
+        display(self.widget)
+
+
+def _slug(text):
+    import re
+
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "scenario"

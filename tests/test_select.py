@@ -1,0 +1,111 @@
+"""The decision engine: hard constraints with reasons, weighted score, sensitivity."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit import select
+from accelkit.scenario import Scenario
+
+
+def _row(ranked, name):
+    return ranked.set_index("name").loc[name]
+
+
+@pytest.fixture(scope="module")
+def base():
+    return Scenario(model="Llama-2 7B", tokens=2e10, time_target_days=30, n_devices=8, deployment="cloud")
+
+
+def test_every_device_appears_once_with_a_status(base, catalog):
+    ranked = select.rank(base, catalog)
+    assert sorted(ranked["name"]) == sorted(catalog["name"])
+    assert set(ranked["status"]) <= {"shortlisted", "excluded"}
+    short = ranked[ranked["status"] == "shortlisted"]
+    assert list(short["rank"]) == list(range(1, len(short) + 1))
+    assert short["score"].is_monotonic_decreasing
+    assert (ranked.loc[ranked["status"] == "excluded", "excluded_because"] != "").all()
+    assert ranked["reason"].str.len().gt(10).all()
+
+
+@pytest.mark.parametrize(
+    "changes, device, expected",
+    [
+        ({"precision": "fp8"}, "A100 80GB SXM", "no published dense fp8 peak"),
+        ({"n_devices": 1, "zero_stage": 0}, "L4", "does not fit one device"),
+        ({"n_devices": 2, "zero_stage": 3}, "A10G", "no published dense bf16 peak"),
+        ({"n_devices": 2, "zero_stage": 3, "deployment": "on-prem"}, "L4", "devices to hold the model; the scenario allows 2"),
+        ({"power_envelope_w": 500}, "H100 SXM", "700 W TDP > power envelope 500 W"),
+        ({"segments": ["workstation"], "deployment": "on-prem"}, "H100 SXM", "segment datacenter not allowed"),
+        ({"deployment": "edge"}, "H100 SXM", "not an edge device"),
+        ({}, "H100 PCIe", "not rentable"),
+        ({"time_target_days": 2}, "A100 80GB SXM", "days on 8 devices > target 2 days"),
+        ({"budget_usd": 1000}, "H100 SXM", "> budget $1,000"),
+        ({"frameworks": ["tensorflow"], "deployment": "on-prem"}, "Gaudi 3", "ecosystem:"),
+    ],
+)
+def test_each_hard_constraint_excludes_with_its_reason(base, catalog, changes, device, expected):
+    scenario = base.copy().update(**changes)
+    row = _row(select.rank(scenario, catalog), device)
+    assert row["status"] == "excluded", f"{device} should be excluded by {changes}"
+    assert expected in row["excluded_because"], row["excluded_because"]
+
+
+def test_latency_target_excludes_slow_inference(catalog):
+    s = Scenario(workload="inference", model="Llama-2 7B", deployment="on-prem", latency_target_ms=5, batch_size=1,
+                 n_devices=1)
+    ranked = select.rank(s, catalog)
+    t4 = _row(ranked, "L4")
+    assert t4["status"] == "excluded" and "ms per token > target 5 ms" in t4["excluded_because"]
+
+
+def test_a_70b_model_in_bf16_never_ranks_a_24gb_card_as_a_single_device(catalog):
+    # 70e9 × 2 bytes = 140 GB of weights: only devices with >= 140 GB usable may be shortlisted
+    s = Scenario(workload="inference", model="Llama-2 70B", precision="bf16", n_devices=1, deployment="on-prem",
+                 latency_target_ms=1000, batch_size=1)
+    ranked = select.rank(s, catalog)
+    short = ranked[ranked["status"] == "shortlisted"]
+    assert not short.empty
+    memory = catalog.set_index("name").loc[short["name"], "memory_gb"]
+    assert (memory >= 160).all(), f"shortlisted without room for 140 GB: {list(memory[memory < 160].index)}"
+    assert _row(ranked, "GeForce RTX 4090")["status"] == "excluded"
+
+
+def test_raising_a_weight_moves_the_devices_strong_on_it_up(base, catalog):
+    low = select.rank(base, catalog, weights={"cost": 0.1})
+    high = select.rank(base, catalog, weights={"cost": 10})
+    short = low[low["status"] == "shortlisted"].set_index("name")
+    a, b = short.sort_values("score_cost").index[[-1, 0]]  # cheapest and dearest on cost
+    gap_low = short.loc[a, "score"] - short.loc[b, "score"]
+    h = high.set_index("name")
+    assert h.loc[a, "score"] - h.loc[b, "score"] > gap_low
+    assert list(high[high["status"] == "shortlisted"]["name"])[0] == a or h.loc[a, "score"] >= h.loc[b, "score"]
+
+
+def test_bad_weights_are_rejected(base, catalog):
+    with pytest.raises(ValueError, match="unknown criterion 'speed'"):
+        select.rank(base, catalog, weights={"speed": 1})
+    with pytest.raises(ValueError, match="time must be a weight >= 0"):
+        select.rank(base, catalog, weights={"time": -1})
+
+
+def test_grid_agrees_with_rank_at_the_scenario_point(catalog):
+    s = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
+    winner = select.rank(s, catalog).iloc[0]["name"]
+    grid = select.rank_grid(s, [7e9], [2e10], catalog)
+    assert grid["winner"][0, 0] == winner
+    big = select.rank_grid(s, np.logspace(8, 12, 20), np.logspace(9, 13, 20), catalog)
+    assert big["winner"].shape == (20, 20)
+    assert (big["winner"] == "").any() and (big["winner"] != "").any()
+
+
+def test_sensitivity_finds_the_price_at_which_the_winner_changes(base, catalog):
+    summary, scan = select.sensitivity(base, catalog)
+    assert set(summary["assumption"]) == {"utilization", "winner_price", "hours_per_day", "horizon_months"}
+    price = summary.set_index("assumption").loc["winner_price"]
+    winner = summary["winner_at_base"].iloc[0]
+    at = scan[(scan["assumption"] == "winner_price") & (scan["value"] == price["switches_at"])]
+    if price["switches_at"] == price["switches_at"]:
+        assert at["winner"].iloc[0] != winner and price["switches_at"] > 1
+    assert len(scan) == sum(len(v) for v in select.SENSITIVITY_RANGES.values())
