@@ -126,3 +126,15 @@ def test_unknown_chapter_is_rejected(tmp_path):
         build_report(ROOT / "examples" / "bert-inference-small-team.yaml", out_dir=tmp_path / "x",
                      chapters=["quantum"], progress=False)
     assert err.value.exit_code == 2
+
+
+def test_app_download_button_builds_the_report_and_offers_a_zip(tmp_path):
+    pytest.importorskip("ipywidgets")
+    from accelkit.scenario import Scenario
+    from accelkit.ui.app import App
+
+    app = App(Scenario.load(ROOT / "examples" / "bert-inference-small-team.yaml"))
+    index = app.download_report(out_dir=tmp_path / "from-app")
+    assert index.exists() and (index.parent / "09_decision.html").exists()
+    assert 'href="data:application/zip;base64,' in app.report_status.value
+    assert "Save the report" in app.report_status.value
