@@ -17,7 +17,8 @@ def test_app_command_serves_the_front_door_on_localhost(tmp_path):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=90) as response:
             page = response.read().decode("utf-8", "replace")
             assert response.status == 200
-    assert "accelerator" in page.lower(), "the app page does not show the workbook"
+    assert "<title>accelkit: choose an AI accelerator</title>" in page, "the app page is not the workbook's front door"
+    assert "application/vnd.jupyter.widget-view+json" in page, "the front door displayed no widgets"
     assert "Traceback" not in page, "the app page shows a Python traceback"
 
 
