@@ -213,3 +213,28 @@ def test_demand_notebook_uses_my_measurements(tmp_path):
     assert figure(text, "utilisation") == "0.61"
     default, _ = run(tmp_path, "01_demand.ipynb")
     assert figure(default, "utilisation") == "0.40"
+
+
+def test_roofline_notebook_uses_my_measurements(tmp_path):
+    import pandas as pd
+
+    from accelkit import probes
+
+    # synthetic results as `accelkit probe --json` writes them on an H100 (values made up for the test)
+    rows = [{c: "" for c in probes.COLUMNS} for _ in range(2)]
+    frame = pd.DataFrame(rows)
+    frame.loc[0, ["probe", "dtype", "shape", "unit", "device", "device_name"]] = [
+        "matmul", "bf16", "8192x8192x8192", "FLOP/s", "cuda:0", "NVIDIA H100 80GB HBM3"]
+    frame.loc[1, ["probe", "dtype", "shape", "unit", "device", "device_name"]] = [
+        "memory_read", "fp32", "1 GiB", "bytes/s", "cuda:0", "NVIDIA H100 80GB HBM3"]
+    frame["measured"] = [600e12, 1.675e12]
+    frame["datasheet"] = [989.5e12, 3.35e12]
+    frame["ratio"] = frame["measured"] / frame["datasheet"]
+    path = probes.save_results(frame, tmp_path / "h100.json")
+    default, _ = run(tmp_path, "02_bandwidth_roofline.ipynb", devices=["H100 SXM"])
+    measured, _ = run(tmp_path, "02_bandwidth_roofline.ipynb", devices=["H100 SXM"], measured_results=str(path),
+                      use_measurements=True)
+    before = float(figure(default, "decode upper bound [tokens/s]").split()[0].replace(",", ""))
+    after = float(figure(measured, "decode upper bound [tokens/s]").split()[0].replace(",", ""))
+    # memory-bound decode scales with the measured bandwidth fraction (50 %)
+    assert after == pytest.approx(before * 0.5, rel=0.01)

@@ -22,8 +22,11 @@ class RooflinePanel(Panel):
 
     title = "Bandwidth and the roofline"
 
-    def __init__(self, scenario=None, catalog=None, bert_seq_len=128, t4_int8=True):
+    def __init__(self, scenario=None, catalog=None, bert_seq_len=128, t4_int8=True, measured_results="",
+                 use_measurements=False):
         super().__init__(scenario)
+        self.measured_results = measured_results
+        self._measurements = None
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         names = set(self.catalog["name"])
@@ -36,6 +39,9 @@ class RooflinePanel(Panel):
             "devices": C.device_picker(self.catalog, devices),
             "bert_seq_len": C.integer("BERT sequence length", bert_seq_len, "tokens", width="260px"),
             "t4_int8": C.toggle("also run the T4 in int8", t4_int8),
+            "use_measurements": C.toggle("use my measurements", use_measurements,
+                                         tooltip="scale peak and bandwidth by the measured/datasheet ratios of "
+                                                 "chapter 08's results (measured_results) in the decode estimate"),
         }
         for name in ("model", "batch_size", "seq_len", "precision"):
             self.bind(name, name)
@@ -46,7 +52,7 @@ class RooflinePanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = W.HBox([
-            C.group("Workload", [c["model"], c["batch_size"], c["seq_len"], c["precision"]]),
+            C.group("Workload", [c["model"], c["batch_size"], c["seq_len"], c["precision"], c["use_measurements"]]),
             C.group("Devices", [c["devices"]]),
             C.group("The source text's BERT claim", [c["bert_seq_len"], c["t4_int8"]]),
         ], layout=W.Layout(flex_flow="row wrap"))
@@ -118,20 +124,26 @@ class RooflinePanel(Panel):
 
     def _decode_sentence(self, known, summary):
         s = self.scenario
+        self._decode_best = None
         model = sizing.model_of(s)
         preset = model["preset"]
         if preset is None or preset["kind"] not in ("decoder", "moe-decoder") or s.precision not in ("bf16", "fp16", "fp8", "int8"):
             return
         weight_bytes = llm.model_weight_bytes(preset, s.precision)
         kv = llm.model_kv_bytes(preset, s.seq_len, 1, s.precision if s.precision != "int4" else "int8")
-        b_star = llm.critical_batch(model["active_params"], weight_bytes, kv, known["peak_flops"].to_numpy(),
-                                    known["bandwidth"].to_numpy())
-        tps = llm.decode_tokens_per_second(model["active_params"], weight_bytes, kv, s.batch_size,
-                                           known["peak_flops"].to_numpy(), known["bandwidth"].to_numpy())
+        peak, bw = known["peak_flops"].to_numpy(), known["bandwidth"].to_numpy()
+        flops_ratio, bw_ratio, note = self._measured_ratios()
+        if note:
+            summary.append(note)
+        peak, bw = peak * flops_ratio, bw * bw_ratio
+        b_star = llm.critical_batch(model["active_params"], weight_bytes, kv, peak, bw)
+        tps = llm.decode_tokens_per_second(model["active_params"], weight_bytes, kv, s.batch_size, peak, bw)
         best = int(np.argmax(tps))
+        self._decode_best = (known["name"].iloc[best], float(tps[best]))
         finite = np.isfinite(b_star)
+        basis = "measured fractions of the datasheet" if note and note.startswith("Using") else "memory-bound floor"
         text = (f"Decoding {model['name']} at batch {s.batch_size} with a {s.seq_len}-token context: at most "
-                f"{tps[best]:,.0f} tokens/s on {known['name'].iloc[best]} (memory-bound floor, single device). ")
+                f"{tps[best]:,.0f} tokens/s on {known['name'].iloc[best]} ({basis}, single device). ")
         if finite.any():
             i = int(np.argmin(np.where(finite, b_star, np.inf)))
             text += (f"The step turns compute-bound from batch {b_star[i]:,.0f} on {known['name'].iloc[i]}"
@@ -140,6 +152,31 @@ class RooflinePanel(Panel):
         else:
             text += "At this context length the KV-cache traffic keeps decode memory-bound at any batch."
         summary.append(text)
+
+    def _measured_ratios(self):
+        """(compute ratio, bandwidth ratio, sentence) from chapter 08's results, or (1, 1, None)."""
+        if not self.controls["use_measurements"].value:
+            return 1.0, 1.0, None
+        if not self.measured_results:
+            raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
+                             "(accelkit probe --json)")
+        from .. import probes
+
+        if self._measurements is None:
+            self._measurements = probes.load_results(self.measured_results)
+        calib = probes.calibration(self._measurements)
+        flops = calib[calib["precision"] == self.scenario.precision]["ratio"]
+        bw = calib[calib["quantity"] == "memory bandwidth (read)"]["ratio"]
+        f = float(flops.iloc[0]) if len(flops) and np.isfinite(flops.iloc[0]) else np.nan
+        b = float(bw.iloc[0]) if len(bw) and np.isfinite(bw.iloc[0]) else np.nan
+        source = calib["source"].iloc[0] if len(calib) else self.measured_results
+        device = calib["device_name"].iloc[0] if len(calib) else "?"
+        if np.isnan(f) and np.isnan(b):
+            return 1.0, 1.0, (f"Measurements not used: {source} has no datasheet to compare with "
+                              f"({device} is not in the catalogue).")
+        f, b = (1.0 if np.isnan(f) else f), (1.0 if np.isnan(b) else b)
+        return f, b, (f"Using measured fractions from {source} ({device}): {f:.0%} of the {self.scenario.precision} "
+                      f"matmul peak and {b:.0%} of the memory bandwidth, applied to every device shown.")
 
     def key_figures(self):
         if self.error:
@@ -153,6 +190,8 @@ class RooflinePanel(Panel):
         for name in ("A100 80GB SXM", "H100 SXM"):
             if name in dev.index:
                 lines.append(f"ridge point {name} [FLOP/B]: {dev.loc[name, 'peak_flops'] / dev.loc[name, 'bandwidth']:.0f}")
+        if getattr(self, "_decode_best", None):
+            lines.append(f"decode upper bound [tokens/s]: {self._decode_best[1]:,.0f} on {self._decode_best[0]}")
         attrs = r["bert"].attrs
         lines.append(f"BERT claim, T4 faster than V100 at some batch: {'yes' if attrs['holds_on_speed'] else 'no'}")
         lines.append(f"BERT claim, T4 more efficient per watt: {'yes' if attrs['t4_wins_per_watt'] else 'no'}")
