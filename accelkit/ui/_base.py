@@ -300,3 +300,14 @@ class Panel:
         if self.error:
             return f"ERROR: {self.error}"
         return "\n".join(self.result.get("summary", [])) if self.result else ""
+
+
+def show_all(*panels, static=False):
+    """Display several panels as one widget (one output, rendered together), or their
+    static figures one after the other."""
+    if static:
+        for panel in panels:
+            panel.show(static=True)
+        return None
+    display(W.VBox([W.HTML(CSS)] + [p.widget for p in panels]))
+    return None

@@ -59,6 +59,22 @@ def app_url(tmp_path_factory):
         yield f"http://127.0.0.1:{port}/"
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed and "page" in item.funcargs:
+        # keep what the browser showed, to see why (tests/browser/artifacts, not committed)
+        ARTIFACTS.mkdir(exist_ok=True)
+        pg = item.funcargs["page"]
+        try:
+            pg.screenshot(path=str(ARTIFACTS / f"{item.name}.png"), full_page=True)
+            (ARTIFACTS / f"{item.name}.txt").write_text(pg.locator("body").inner_text() + "\n\nerrors: "
+                                                         + "\n".join(pg.errors))
+        except Exception:
+            pass
+
+
 @pytest.fixture
 def page(browser):
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -84,9 +100,13 @@ def label_exact(text):
 
 def control(page, label, kind=".widget-text"):
     """The widget box whose label reads exactly ``label``."""
-    box = page.locator(kind, has=page.locator("label", has_text=label_exact(label)))
-    assert box.count() >= 1, f"no control labelled {label!r} on the page"
-    return box.first
+    box = page.locator(kind, has=page.locator("label", has_text=label_exact(label))).first
+    try:
+        # later cells of a chapter render after the first one: give them time
+        box.wait_for(state="visible", timeout=90_000)
+    except Exception:
+        raise AssertionError(f"no control labelled {label!r} appeared on the page within 90 s") from None
+    return box
 
 
 def type_number(page, label, value):

@@ -91,6 +91,7 @@ def test_ecosystem(page, chapters_url):
 
 def test_energy_tco(page, chapters_url):
     open_page(page, f"{chapters_url}/05_energy_tco.ipynb")
+    page.wait_for_function("document.querySelectorAll('.ak-summary').length >= 2", timeout=90_000)
     no_error_output(page)
     before = snapshot(page)
     type_number(page, "streams [cameras]", 200)
