@@ -11,9 +11,6 @@ can cover the whole catalogue and report the gaps as gaps.
 from __future__ import annotations
 
 import difflib
-import math
-from numbers import Number
-
 import numpy as np
 
 __all__ = [
@@ -152,8 +149,3 @@ def check_choice(name, value, options):
     hint = suggest(key, options)
     did_you_mean = f" Did you mean {' or '.join(repr(h) for h in hint)}?" if hint else ""
     raise ValueError(f"{name} must be one of {', '.join(map(str, options))}; got {value!r}.{did_you_mean}")
-
-
-def is_scalar_number(value):
-    """True for a plain real number (not bool, not array)."""
-    return isinstance(value, Number) and not isinstance(value, bool) and not math.isnan(float(value))

@@ -228,8 +228,7 @@ def _validate_and_type(raw, origin, require_http):
 
 def _sparse_in_dense_problems(frame, origin):
     problems = []
-    rules = list(_DENSE_RATIO_RULES)
-    for hi, lo, limit in rules:
+    for hi, lo, limit in _DENSE_RATIO_RULES:
         ratio = frame[hi] / frame[lo]
         for idx in frame.index[ratio > limit]:
             problems.append(
@@ -506,16 +505,3 @@ def int8_dense_estimate(catalog):
     basis[dense.notna()] = "published dense"
     basis[dense.isna() & derived.notna()] = "half the 2:4-sparse figure"
     return value, basis
-
-
-def best_peak_flops(catalog, precisions=("bf16", "fp16", "fp32")):
-    """The first published peak among ``precisions`` for each device, in FLOP/s,
-    and the precision it came from (two Series)."""
-    value = pd.Series(np.nan, index=catalog.index)
-    source = pd.Series("", index=catalog.index)
-    for p in precisions:
-        col = peak_flops(catalog, p)
-        take = value.isna() & col.notna()
-        value[take] = col[take]
-        source[take] = p
-    return value, source

@@ -30,7 +30,7 @@ import re
 import numpy as np
 
 from . import units
-from ._validate import check_fraction, check_integer, check_non_negative, check_positive
+from ._validate import check_integer, check_non_negative, check_positive
 
 __all__ = [
     "ring_allreduce_seconds",

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._validate import check_choice, check_fraction, check_integer, check_non_negative, check_positive
+from ._validate import check_choice, check_integer, check_non_negative, check_positive
 
 __all__ = [
     "BYTES_PER_PARAM",

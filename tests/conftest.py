@@ -6,7 +6,6 @@ missing optional part -- chromium, torch -- into a failure instead of a skip.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from accelkit import energy, precision
-from accelkit.catalog import find
 
 
 def test_seed_a100_efficiency_example():

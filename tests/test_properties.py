@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
 
-import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from accelkit import comm, demand, energy, llm, memory, roofline, tco

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import plotly.graph_objects as go
 
 from ._common import PALETTE, add_lines, empty_figure, layout

@@ -17,7 +17,7 @@ import os
 import time
 import zipfile
 from pathlib import Path
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, quote
 
 import ipywidgets as W
 from IPython.display import display
@@ -105,9 +105,6 @@ class App:
         query = os.environ.get("QUERY_STRING", "")
         params = parse_qs(query)
         tab = params.pop("tab", [tab])[-1] or "start"
-        rest = "&".join(f"{k}={v[-1]}" for k, v in params.items())
-        from urllib.parse import quote
-
         rest = "&".join(f"{k}={quote(v[-1])}" for k, v in params.items())
         problem = None
         try:

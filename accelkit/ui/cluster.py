@@ -6,7 +6,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import memory, plots, sizing, units
+from .. import memory, plots, sizing
 from ..catalog import find, load_catalog, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, table_html

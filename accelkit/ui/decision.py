@@ -5,13 +5,11 @@ from __future__ import annotations
 import re
 
 import ipywidgets as W
-import numpy as np
-import pandas as pd
 
 from .. import plots, select, sizing
 from ..catalog import load_catalog
 from . import controls as C
-from ._base import CSS, Panel, error_html, table_html
+from ._base import CSS, FigureOutput, Panel, error_html, table_html
 
 __all__ = ["DecisionPanel", "parse_prices"]
 
@@ -79,6 +77,9 @@ class DecisionPanel(Panel):
         self.sensitivity_button.on_click(lambda _: self.run_sensitivity())
         self.sensitivity_note = W.HTML()
         self.sensitivity = None
+        # filled by run_sensitivity(), not by every control change (it takes seconds)
+        self.figure_outputs["tornado"] = FigureOutput()
+        self.table_outputs["sensitivity"] = W.HTML()
         self.watch()
         self.refresh()
         if run_sensitivity:
@@ -146,12 +147,9 @@ class DecisionPanel(Panel):
                **{k: "{:.2f}".format for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}}
         ex = excluded[["name", "vendor", "excluded_because"]]
         ex.columns = ["device", "vendor", "excluded because"]
-        figures = {"breakdown": plots.score_breakdown_chart(ranked, weights)}
-        if self.sensitivity is not None:
-            figures["tornado"] = plots.tornado_chart(self.sensitivity[0])
         return {
             "ranked": ranked, "weights": weights, "summary": summary,
-            "figures": figures,
+            "figures": {"breakdown": plots.score_breakdown_chart(ranked, weights)},
             "tables": {"shortlist": table_html(shown, fmt), "excluded": table_html(ex, max_rows=80)},
         }
 
@@ -168,26 +166,15 @@ class DecisionPanel(Panel):
             return None
         self.sensitivity = (summary, scan)
         self.sensitivity_note.value = ""
-        self.figure_outputs.setdefault("tornado", plots_output()).show(plots.tornado_chart(summary))
+        self.figure_outputs["tornado"].show(plots.tornado_chart(summary))
         shown = summary[["assumption", "base", "winner_at_base", "switches_at", "new_winner"]].copy()
         shown.columns = ["assumption", "base value", "winner", "winner changes at", "new winner"]
-        self.table_outputs.setdefault("sensitivity", W.HTML()).value = table_html(
+        self.table_outputs["sensitivity"].value = table_html(
             shown, {"base value": "{:g}".format, "winner changes at": "{:g}".format})
         if self.result is not None:
             self.result["figures"]["tornado"] = self.figure_outputs["tornado"].figure
             self.result["sensitivity"] = summary
         return summary
-
-    def layout_ready(self):
-        self.figure_outputs.setdefault("tornado", plots_output())
-        self.table_outputs.setdefault("sensitivity", W.HTML())
-
-    @property
-    def widget(self):
-        if self._widget is None:
-            self.layout_ready()
-            self._widget = self.layout()
-        return self._widget
 
     def key_figures(self):
         if self.error:
@@ -203,8 +190,3 @@ class DecisionPanel(Panel):
                 lines.append(f"sensitivity {row['assumption']}: {at}")
         return "\n".join(lines)
 
-
-def plots_output():
-    from ._base import FigureOutput
-
-    return FigureOutput()

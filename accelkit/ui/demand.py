@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import ipywidgets as W
 
-from .. import demand, plots, sizing, units
+from .. import demand, plots, sizing
 from ..catalog import load_catalog
 from ..memory import usable_bytes
 from . import controls as C

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ipywidgets as W
 import numpy as np
-import pandas as pd
 
 from .. import claims, energy, plots, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog

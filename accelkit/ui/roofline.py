@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import ipywidgets as W
 import numpy as np
-import pandas as pd
 
 from .. import claims, llm, plots, roofline, sizing
 from ..catalog import load_catalog, memory_bandwidth, peak_flops
-from ..models import kv_elements_per_token
 from . import controls as C
 from ._base import CSS, Panel, table_html
 
