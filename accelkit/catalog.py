@@ -70,7 +70,7 @@ NUMERIC_COLUMNS = {
 }
 
 TEXT_COLUMNS = [
-    "name", "aliases", "vendor", "kind", "segment", "memory_type", "power_mode",
+    "name", "aliases", "vendor", "kind", "segment", "architecture", "memory_type", "power_mode",
     "interconnect", "host_interface", "price_date", "software_stack", "source_url",
     "source_url_2", "retrieved", "notes",
 ]
@@ -365,6 +365,8 @@ def load_catalog(path=None, *, include_builtin=True, prices=True):
     CatalogError
         Naming the file, line, column and what was expected.
     """
+    if path is None and include_builtin:
+        return _default_catalog(prices).copy()
     frames = []
     if include_builtin:
         frames.append(_builtin_catalog().copy())
@@ -386,9 +388,17 @@ def load_catalog(path=None, *, include_builtin=True, prices=True):
     return frame
 
 
+@lru_cache(maxsize=2)
+def _default_catalog(prices):
+    frame = _builtin_catalog().copy()
+    frame = frame[[c for c in _ordered_columns() if c in frame.columns]
+                  + [c for c in frame.columns if c not in _ordered_columns()]]
+    return _with_cloud_prices(frame, _builtin_prices()) if prices else frame
+
+
 def _ordered_columns():
     return [
-        "name", "aliases", "vendor", "kind", "segment", "year", "memory_gb", "memory_type",
+        "name", "aliases", "vendor", "kind", "segment", "architecture", "year", "memory_gb", "memory_type",
         "memory_bw_gbs", "fp64_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops",
         "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "int8_tops_sparse", "npu_int8_tops_sparse", "tdp_w",
         "power_mode", "interconnect", "interconnect_gbs", "host_interface", "price_usd",
@@ -412,6 +422,12 @@ def _keys_for(row):
     keys.update({_VENDOR_WORDS.sub("", k) for k in keys})
     keys.discard("")
     return keys
+
+
+@lru_cache(maxsize=32)
+def _key_table(names, aliases):
+    # the lookup keys of every row; cached because every projection call resolves a name
+    return [_keys_for({"name": n, "aliases": a}) for n, a in zip(names, aliases)]
 
 
 def names(catalog=None):
@@ -438,7 +454,8 @@ def find(name, catalog=None):
     catalog = load_catalog() if catalog is None else catalog
     query = _key(name)
     stripped = _VENDOR_WORDS.sub("", query)
-    key_table = [(idx, _keys_for(row)) for idx, row in catalog.iterrows()]
+    key_table = list(zip(catalog.index, _key_table(tuple(catalog["name"].astype(str)),
+                                                    tuple(catalog["aliases"].astype(str)))))
     exact = [idx for idx, keys in key_table if query in keys or stripped in keys]
     if len(exact) == 1:
         return catalog.loc[exact[0]]

@@ -1,4 +1,4 @@
-"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``.
+"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``, ``validate``.
 
 Run ``accelkit --help`` for the list, ``accelkit COMMAND --help`` for options.
 Errors print one clear line to stderr and exit with status 2 (bad input) or 1
@@ -124,6 +124,54 @@ def cmd_probe(args):
     return 0
 
 
+def cmd_validate(args):
+    import pandas as pd
+
+    from .projection import validation as V
+
+    try:
+        if args.fit:
+            values, table = V.fit(passes=args.passes)
+            print("fitted on the fit split only:")
+            for name, value in values.items():
+                print(f"  {name} = {value:.6g}")
+            print(table.to_string(index=False))
+            if args.write:
+                import datetime
+
+                path = V.write_constants(values, datetime.date.today().isoformat())
+                print(f"constants written: {path}")
+            results = V.validate(**values)
+        else:
+            results = V.validate()
+    except (ValueError, OSError) as exc:
+        print(f"accelkit validate: {exc}", file=sys.stderr)
+        return 2
+    for target in (args.chart, args.csv):
+        if target and Path(target).exists() and not args.force:
+            print(f"accelkit validate: {target} already exists; add --force to replace it", file=sys.stderr)
+            return 2
+    shown = results if not args.category else results[results["category"].isin(args.category)]
+    cols = ["case_id", "category", "split", "device", "model", "metric", "value", "predicted", "ratio"]
+    with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_colwidth", 48):
+        print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    summary = V.summary(results)
+    print()
+    print("geometric-mean error = exp(mean |ln(projected speed / measured speed)|) - 1")
+    print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if args.csv:
+        results.to_csv(args.csv, index=False)
+        print(f"cases written: {args.csv}")
+    if args.chart:
+        import plotly.io as pio
+
+        from .plots import validation_chart
+
+        pio.write_html(validation_chart(results), args.chart, include_plotlyjs=True, full_html=True)
+        print(f"chart written: {args.chart}")
+    return 0
+
+
 def build_parser():
     parser = argparse.ArgumentParser(prog="accelkit", description="Choose AI accelerators and prove the choice with numbers.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -154,6 +202,16 @@ def build_parser():
     probe.add_argument("--label", default=None, help="describe the machine in the JSON header (e.g. '2-core VM, CPU only')")
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
     probe.set_defaults(func=cmd_probe)
+
+    val = sub.add_parser("validate", help="projections against published measurements (data/validation/measured.csv)")
+    val.add_argument("--category", nargs="*", help="show only these categories (the summary covers all)")
+    val.add_argument("--chart", help="write the log-log chart, projected against measured, to this HTML file")
+    val.add_argument("--csv", help="write every case with its projection to this CSV file")
+    val.add_argument("--force", action="store_true", help="replace existing --chart / --csv files")
+    val.add_argument("--fit", action="store_true", help="refit the fitted constants on the fit split, then report")
+    val.add_argument("--passes", type=int, default=3, help="coordinate-search passes of --fit (default 3)")
+    val.add_argument("--write", action="store_true", help="with --fit: write the constants to data/projection_constants.csv")
+    val.set_defaults(func=cmd_validate)
     return parser
 
 

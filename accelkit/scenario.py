@@ -162,7 +162,9 @@ class Scenario:
     seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), "Tokens per sequence", "tokens")
     output_tokens: int = _spec(256, _num(low=1, high=1e6, integer=True), "Tokens generated per request (inference)", "tokens")
     precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
-    utilization: float = _spec(0.4, _num(low=0, high=1, low_open=True), "Fraction of peak FLOP/s achieved (MFU)", "0-1")
+    utilization: float | None = _spec(None, _num(low=0, high=1, low_open=True, allow_none=True),
+                                      "Your own MFU (fraction of the dense peak) instead of the projected one; "
+                                      "empty: projected by the engine", "0-1")
     time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), "Finish training within", "days")
     latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True), "Per-token (inference) latency target", "ms")
     requests_per_s: float = _spec(1.0, _num(low=0, high=1e9, low_open=True), "Inference requests per second to serve", "1/s")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import llm, memory, sizing, units
+from . import memory, sizing, units
 from .catalog import load_catalog, memory_bytes, peak_flops
 
 __all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "rank", "rank_grid", "sensitivity", "shortlist"]
@@ -77,55 +77,38 @@ def _weights(scenario, weights):
     return merged
 
 
-def _figures(scenario, catalog, price_factor=1.0, price_device=None):
-    """Per-device figures the constraints and criteria use (one vectorised pass)."""
-    table = sizing.per_device(scenario, catalog)
+def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurements=None):
+    """Per-device figures the constraints and criteria use: the engine's projection
+    (:func:`accelkit.sizing.per_device`) turned into time, latency and cost criteria."""
+    table = sizing.per_device(scenario, catalog, measurements=measurements)
     table.index = catalog.index
-    m = sizing.model_of(scenario)
     training = scenario.workload in sizing.TRAINING_WORKLOADS
     peak = table["peak_flops"]
-    days_horizon = scenario.horizon_months * 365.25 / 12
+    days_horizon = scenario.horizon_months * units.DAYS_PER_YEAR / 12
+    work = {lv: table[f"work_per_device_hour{lv}"] for lv in ("", "_low", "_high")}
     if training:
-        tokens_per_device_hour = peak * scenario.utilization * units.SECONDS_PER_HOUR / (6.0 * m["active_params"])
         time_value = table["days_on_n"]  # lower is better
         latency_ms = pd.Series(np.nan, index=catalog.index)
-    elif m["preset"] is not None and m["preset"]["kind"] not in ("decoder", "moe-decoder"):
-        # vision and encoder inference: compute-bound per request, throughput in requests
-        need = sizing.compute_need(scenario)
-        per_request = need["total_flops"]
-        latency_ms = per_request / (peak * scenario.utilization) * 1e3
-        tokens_per_device_hour = peak * scenario.utilization * units.SECONDS_PER_HOUR / per_request
-        time_value = latency_ms
     else:
-        preset = m["preset"]
-        precision = scenario.precision if scenario.precision != "int4" else "int8"
-        weights_bytes = memory.weight_bytes(m["params"], scenario.precision)
-        kv_seq = llm.model_kv_bytes(preset, scenario.seq_len + scenario.output_tokens, 1,
-                                    "bf16" if precision in ("fp32", "tf32") else precision) if preset is not None else 0.0
-        n_tp = table["min_devices_memory"].replace(np.inf, np.nan).fillna(1.0).clip(lower=1)
-        bw = catalog["memory_bw_gbs"] * units.GIGA
-        step = llm.decode_step_seconds(m["active_params"], weights_bytes, kv_seq, scenario.batch_size,
-                                       peak.where(peak.notna(), 1.0), bw.where(bw.notna(), 1.0),
-                                       scenario.utilization, n_tp)
-        step = step.where(peak.notna() & bw.notna())
-        latency_ms = step * 1e3
-        tokens_per_s = scenario.batch_size / step
-        tokens_per_device_hour = tokens_per_s / n_tp * units.SECONDS_PER_HOUR
-        time_value = 1.0 / tokens_per_s  # lower is better
+        latency_ms = table["latency_s"] * 1e3
+        time_value = 1.0 / work[""]  # device-hours per unit of work: lower is better
     factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
     price = catalog["price_usd"] * factor
     hourly = catalog["cloud_usd_per_hour"] * factor
-    if scenario.deployment == "cloud":
-        cost_per_m = hourly / tokens_per_device_hour * 1e6
-    else:
-        hours = scenario.hours_per_day * days_horizon
-        energy_usd = catalog["tdp_w"] / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
-        cost_per_m = (price + energy_usd) / (tokens_per_device_hour * hours) * 1e6
+    cost = {}
+    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        if scenario.deployment == "cloud":
+            cost[level] = hourly / work[src] * 1e6
+        else:
+            hours = scenario.hours_per_day * days_horizon
+            energy_usd = catalog["tdp_w"] / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
+            cost[level] = (price + energy_usd) / (work[src] * hours) * 1e6
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
     need = sizing.memory_need(scenario)["total"]
     return table.assign(
-        time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=tokens_per_device_hour,
-        cost_per_million_tokens=cost_per_m, flops_per_w=peak / catalog["tdp_w"], headroom=usable / need - 1.0,
+        time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=work[""],
+        cost_per_million_tokens=cost[""], cost_per_million_tokens_low=cost["_low"],
+        cost_per_million_tokens_high=cost["_high"], flops_per_w=peak / catalog["tdp_w"], headroom=usable / need - 1.0,
         purchase_usd=table["devices_needed"] * price,
     )
 
@@ -180,6 +163,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
 
     precision = scenario.precision
     exclude(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
+    exclude(~f["feasible"].astype(bool), "cannot be projected: " + f["why"].astype(str))
     if scenario.segments:
         exclude(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
     if scenario.deployment == "edge" and not scenario.segments:
@@ -213,7 +197,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
         elif training:
             spend = f["device_hours"] * f["cloud_usd_per_hour"] * factor  # rent for the whole run
         else:
-            hours = scenario.hours_per_day * scenario.horizon_months * 365.25 / 12
+            hours = scenario.hours_per_day * scenario.horizon_months * units.DAYS_PER_YEAR / 12
             spend = f["devices_needed"] * f["cloud_usd_per_hour"] * factor * hours  # rent over the horizon
         exclude(spend > scenario.budget_usd, spend.map(lambda v: f"${v:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
 
@@ -238,6 +222,17 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                 "purchase_usd", "flops_per_w", "ecosystem_score", "headroom", "memory_per_device_gb",
                 "tokens_per_device_hour"):
         out[col] = f[col]
+    # the projection's ranges and where its efficiencies come from
+    out["days_on_n_low"] = f.get("days_on_n_low", np.nan)
+    out["days_on_n_high"] = f.get("days_on_n_high", np.nan)
+    out["latency_ms_low"] = f["latency_s_low"] * 1e3
+    out["latency_ms_high"] = f["latency_s_high"] * 1e3
+    out["cost_per_million_tokens_low"] = f["cost_per_million_tokens_low"]
+    out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
+    out["efficiency_source"] = f["matmul_source"].astype(str) + " | memory: " + f["memory_source"].astype(str)
+    for extra in ("mfu", "tensor_parallel", "batch_size"):
+        if extra in f:
+            out[extra] = f[extra]
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
     out["work_unit"] = unit
     out["reason"] = [_reason(r, w, training, scenario, unit) for _, r in out.iterrows()]
@@ -259,10 +254,11 @@ def _reason(row, weights, training, scenario, unit="tokens"):
         return f"excluded: {row['excluded_because']}"
     parts = []
     if training and row["days_on_n"] == row["days_on_n"]:
-        parts.append(f"{row['days_on_n']:,.1f} days on {scenario.n_devices}")
+        parts.append(f"{row['days_on_n']:,.1f} days on {scenario.n_devices} ({row['days_on_n_low']:,.1f}-"
+                     f"{row['days_on_n_high']:,.1f})")
     if not training and row["latency_ms"] == row["latency_ms"]:
         one = {"tokens": "token", "frames": "frame", "requests": "request"}.get(unit, unit)
-        parts.append(f"{row['latency_ms']:,.2g} ms per {one}")
+        parts.append(f"{row['latency_ms']:,.2g} ms per {one} ({row['latency_ms_low']:,.2g}-{row['latency_ms_high']:,.2g})")
     if row["cost_per_million_tokens"] == row["cost_per_million_tokens"]:
         parts.append(f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
     else:
@@ -296,7 +292,8 @@ def sensitivity(scenario, catalog=None, ranges=None, weights=None):
     """Which assumption would change the winner, and at what value.
 
     Each assumption is scanned over a range while the others keep the scenario's
-    values: ``utilization``, ``hours_per_day`` and ``horizon_months`` are scenario
+    values: ``utilization`` (a person's own MFU in place of the projected one; base: the
+    winner's projected MFU, training only), ``hours_per_day`` and ``horizon_months`` are scenario
     fields; ``winner_price`` multiplies the winning device's price (purchase or
     hourly) alone -- how much dearer could it be and still win?
 
@@ -322,7 +319,16 @@ def sensitivity(scenario, catalog=None, ranges=None, weights=None):
     base_winner = base_short.iloc[0]["name"]
     rows, scan = [], []
     for assumption, values in ranges.items():
-        base = 1.0 if assumption == "winner_price" else float(getattr(scenario, assumption))
+        if assumption == "winner_price":
+            base = 1.0
+        elif assumption == "utilization" and scenario.utilization is None:
+            # the engine projects the MFU; the scan asks what a person's own MFU would change
+            mfu = base_short.iloc[0].get("mfu", np.nan)
+            if not (mfu == mfu):
+                continue  # serving an LLM: the projection has no single utilisation to vary
+            base = float(mfu)
+        else:
+            base = float(getattr(scenario, assumption))
         results = []
         for value in values:
             trial = scenario.copy()
@@ -382,17 +388,25 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
     d_arr = np.asarray(tokens, dtype=float)[None, :, None]
     check_positive("params", n_arr, "a number of parameters")
     check_positive("tokens", d_arr, "a number of tokens")
+    from .projection.training import TRAIN_PRECISIONS, tokens_per_second_grid
+
+    if scenario.precision not in TRAIN_PRECISIONS:
+        raise ValueError(f"rank_grid: precision must be one of {', '.join(TRAIN_PRECISIONS)} for training; "
+                         f"got {scenario.precision!r}")
     peak = peak_flops(catalog, scenario.precision).to_numpy()[None, None, :]
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna()).to_numpy()
-    n, z, u = scenario.n_devices, scenario.zero_stage, scenario.utilization
-    per_param = memory.OPTIMIZER_STATE_BYTES["adam"]
-    state = n_arr * (2.0 / (n if z >= 3 else 1) + 2.0 / (n if z >= 2 else 1) + per_param / (n if z >= 1 else 1))
-    days = 6.0 * n_arr * d_arr / (n * peak * u) / units.SECONDS_PER_DAY
-    tokens_per_hour = peak * u * units.SECONDS_PER_HOUR / (6.0 * n_arr)
+    n, z = scenario.n_devices, scenario.zero_stage
+    # model state per device from the formula module, over every size at once
+    state = memory.training_bytes(n_arr, "mixed", "adam", zero_stage=z, n_devices=n)
+    per_device = tokens_per_second_grid(np.asarray(params, dtype=float), scenario.precision, n, scenario.seq_len,
+                                        max(scenario.batch_size, n) * scenario.seq_len, z, catalog,
+                                        utilization=scenario.utilization)[:, None, :]
+    days = d_arr / (per_device * n) / units.SECONDS_PER_DAY
+    tokens_per_hour = per_device * units.SECONDS_PER_HOUR
     if scenario.deployment == "cloud":
         cost = catalog["cloud_usd_per_hour"].to_numpy()[None, None, :] / tokens_per_hour * 1e6
     else:
-        hours = scenario.hours_per_day * scenario.horizon_months * 365.25 / 12
+        hours = scenario.hours_per_day * scenario.horizon_months * units.DAYS_PER_YEAR / 12
         energy = catalog["tdp_w"].to_numpy() / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
         cost = (catalog["price_usd"].to_numpy() + energy)[None, None, :] / (tokens_per_hour * hours) * 1e6
     scores = _ecosystem_scores(scenario, catalog)

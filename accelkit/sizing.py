@@ -157,8 +157,8 @@ def min_devices_for_memory(scenario, usable_bytes):
     return n
 
 
-def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION):
-    """One row per catalogue device: what the scenario needs of it.
+def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION, measurements=None):
+    """One row per catalogue device: what the scenario needs of it, as the engine projects it.
 
     Parameters
     ----------
@@ -166,19 +166,26 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     catalog : DataFrame
     devices : list of str, optional
         Restrict to these names (default: every device).
+    measurements : DataFrame, optional
+        The person's probe results (they replace the published efficiencies of
+        their device).
 
     Returns
     -------
     pandas.DataFrame
-        ``name, vendor, segment, peak_flops`` [FLOP/s at the scenario's precision],
-        ``devices_for_target`` (whole devices to meet the time target or the
-        serving rate at the scenario's utilisation), ``days_on_n`` (training days on
-        ``scenario.n_devices``), ``device_hours``, ``cloud_usd`` (device-hours ×
-        cheapest on-demand price, NaN where no price), ``memory_per_device_gb``,
-        ``memory_gb``, ``fits`` (on ``n_devices``), ``min_devices_memory`` and
-        ``devices_needed`` (the larger of the compute and memory counts).
-        Devices without a published peak at the precision have NaN figures.
+        ``name, vendor, segment, peak_flops`` [dense datasheet FLOP/s at the
+        scenario's precision], the projection's figures (see
+        :func:`accelkit.projection.for_scenario.project_scenario`: ``days_on_n``,
+        ``latency_s``, ``work_per_device_hour`` … each with ``_low``/``_high``, and
+        the efficiency sources), ``devices_for_target`` (whole devices to meet the
+        time target or the serving rate at the projected per-device speed),
+        ``device_hours``, ``cloud_usd`` (device-hours × cheapest on-demand price,
+        NaN where no price), ``memory_per_device_gb``, ``memory_gb``, ``fits`` (on
+        ``n_devices``), ``min_devices_memory`` and ``devices_needed`` (the larger of the
+        compute and memory counts).
     """
+    from .projection.for_scenario import project_scenario
+
     if devices:
         catalog = catalog[catalog["name"].isin(devices)]
     need = compute_need(scenario)
@@ -189,23 +196,24 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     else:
         peak = peak_flops(catalog, scenario.precision)
         basis = pd.Series("published dense", index=catalog.index).where(peak.notna(), "")
-    known = peak.notna()
     out = catalog[["name", "vendor", "segment", "memory_gb", "tdp_w", "cloud_usd_per_hour"]].copy()
     out["peak_flops"] = peak
     out["peak_basis"] = basis
-    u = scenario.utilization
-    compute_devices = pd.Series(np.nan, index=catalog.index)
-    compute_devices[known] = demand.devices_needed(need["required_flops_per_s"], peak[known], u)
-    out["devices_for_target"] = compute_devices
-    device_seconds = pd.Series(np.nan, index=catalog.index)
+    proj = project_scenario(scenario, catalog, measurements)
+    proj = proj.drop(columns=[c for c in ("name",) if c in proj])
+    out = pd.concat([out, proj], axis=1)
+    rate = out["work_per_device_hour"] / units.SECONDS_PER_HOUR  # work per second per device
     if scenario.workload in TRAINING_WORKLOADS:
-        device_seconds[known] = need["total_flops"] / (peak[known] * u)
-        out["days_on_n"] = device_seconds / scenario.n_devices / units.SECONDS_PER_DAY
+        target_s = scenario.time_target_days * units.SECONDS_PER_DAY
+        out["devices_for_target"] = np.ceil(np.round(scenario.tokens / (rate * target_s), 9)).clip(lower=1)
+        out["device_hours"] = scenario.tokens / rate / units.SECONDS_PER_HOUR
     else:
-        # serving: devices run around the clock; a device-hour per hour per device
-        device_seconds = compute_devices * units.SECONDS_PER_HOUR
+        required = need.get("requests_per_s", scenario.requests_per_s) * (
+            scenario.output_tokens if out["kind"].iloc[0] == "llm" else 1.0) if len(out) else 0.0
+        out["devices_for_target"] = np.ceil(np.round(required / rate, 9)).clip(lower=1)
+        # serving runs around the clock: an hour of serving costs one device-hour per device
+        out["device_hours"] = out["devices_for_target"]
         out["days_on_n"] = np.nan
-    out["device_hours"] = device_seconds / units.SECONDS_PER_HOUR
     out["cloud_usd"] = out["device_hours"] * out["cloud_usd_per_hour"]
     mem = memory_need(scenario)
     out["memory_per_device_gb"] = mem["total"] / units.GIGA
@@ -279,13 +287,14 @@ def kernel_workloads(scenario):
 
 
 def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1, devices_per_node=8,
-                 network_gbps=200.0, overlap=0.5, intra_gbs=None):
-    """One data-parallel training step on a cluster of one device type.
+                 network_gbps=None, overlap=None, intra_gbs=None, measurements=None):
+    """One data-parallel training step on a cluster of one device type, as the engine projects it.
 
     Parameters
     ----------
     scenario : Scenario
-        Model, sequence length, precision, utilisation, tokens.
+        Model, sequence length, precision, tokens, ZeRO stage (and ``utilization``
+        when the person gives their own MFU).
     device : pandas.Series
         A catalogue row.
     n_devices : int
@@ -296,77 +305,81 @@ def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1,
         Micro-batches accumulated per optimizer step (one gradient all-reduce each).
     devices_per_node : int
         Devices per server.
-    network_gbps : float
-        Network bandwidth per device between servers [Gbit/s] (the source text's
-        training cluster uses 200 Gb/s RDMA).
-    overlap : float in [0, 1]
-        Share of the all-reduce hidden behind the backward pass.
+    network_gbps : float, optional
+        Network bandwidth per device between servers [Gbit/s]; default: the device's
+        reference system (the source text's training cluster uses 200 Gb/s RDMA).
+    overlap : float in [0, 1], optional
+        Share of the all-reduce hidden behind the backward pass (default: the
+        engine's fitted ``dp_overlap``).
     intra_gbs : float, optional
-        Per-direction bandwidth inside a server [GB/s]; default: half the
-        catalogue's bidirectional interconnect figure, or the PCIe rate.
+        Per-direction bandwidth inside a server [GB/s]; default: the catalogue's link.
 
     Returns
     -------
     dict
-        ``compute_s`` (per optimizer step), ``comm_s``, ``step_s``, ``efficiency``,
-        ``global_batch``, ``tokens_per_s``, ``days`` (for ``scenario.tokens``),
-        ``activations_gb`` (per device for one micro-batch), ``intra_bw``, ``inter_bw``
-        [bytes/s], ``n_nodes``.
+        ``compute_s`` (compute and non-matmul time per optimizer step), ``comm_s``
+        (exposed gradient all-reduce), ``step_s`` (+ ``_low``/``_high``),
+        ``efficiency`` (share of the step not spent waiting on communication),
+        ``global_batch``, ``tokens_per_s``, ``days`` (+ range), ``mfu``,
+        ``activations_gb`` (per device), ``intra_bw``, ``inter_bw`` [bytes/s],
+        ``n_nodes``, ``peak_flops``, ``matmul_source``, ``network_source``.
     """
-    from . import comm
+    from . import projection
     from ._validate import check_integer, check_number
 
     check_integer("n_devices", n_devices, low=1, what="a number of devices")
     check_integer("micro_batch", micro_batch, low=1, what="a micro-batch size")
     check_integer("accumulation_steps", accumulation_steps, low=1, what="a number of micro-batches")
     check_integer("devices_per_node", devices_per_node, low=1, what="a number of devices per node")
-    check_number("network_gbps", network_gbps, low=0, low_inclusive=False, expected="a bandwidth in Gbit/s > 0")
+    if network_gbps is not None:
+        check_number("network_gbps", network_gbps, low=0, low_inclusive=False, expected="a bandwidth in Gbit/s > 0")
     m = model_of(scenario)
     peak = float(peak_flops(device.to_frame().T, scenario.precision).iloc[0])
     if np.isnan(peak):
         raise ValueError(f"device {device['name']!r} publishes no dense {scenario.precision} peak; pick another "
                          "device or precision")
-    tokens_micro = micro_batch * scenario.seq_len
-    micro_s = demand.training_seconds(demand.training_flops(m["active_params"], tokens_micro), 1, peak,
-                                      scenario.utilization)
-    intra = comm.link_bandwidth(device) if intra_gbs is None else intra_gbs * units.GIGA
-    if np.isnan(intra):
-        intra = comm.link_bandwidth(device, scope="pcie")
-    if np.isnan(intra):
+    row = device.copy()
+    if intra_gbs is not None:
+        row["interconnect_gbs"] = 2.0 * float(intra_gbs)  # the catalogue stores both directions
+    catalog = pd.DataFrame([row]).reset_index(drop=True)
+    ceil = projection.device_ceilings(catalog, measurements)
+    if not np.isfinite(ceil["link_bw"].iloc[0]) and n_devices > 1:
         raise ValueError(f"device {device['name']!r}: no interconnect or PCIe figure; enter the bandwidth inside a server")
-    inter = network_gbps * units.GIGA / 8.0
-    per_node = min(devices_per_node, n_devices)
-    n_nodes = int(np.ceil(n_devices / per_node))
-    grads = comm.gradient_bytes(m["params"], "bf16" if scenario.precision in ("bf16", "fp16", "fp8") else "fp32")
-    if n_devices == 1:
-        comm_s = 0.0
-    elif n_nodes == 1:
-        comm_s = comm.ring_allreduce_seconds(grads, n_devices, intra)
-    else:
-        comm_s = comm.hierarchical_allreduce_seconds(grads, n_nodes, per_node, intra, inter)
-    step = comm.accumulation_step(micro_s, comm_s, accumulation_steps, overlap)
-    global_batch = micro_batch * accumulation_steps * n_devices
-    tokens_per_s = global_batch * scenario.seq_len / step["step_s"]
+    overrides = {} if overlap is None else {"dp_overlap": float(overlap)}
+    r = projection.training(catalog["name"].iloc[0], m["preset"]["name"] if m["preset"] is not None else
+                            {"name": "custom", "params": m["params"]}, tokens=scenario.tokens,
+                            precision=scenario.precision, n_devices=n_devices, seq_len=scenario.seq_len,
+                            global_batch_tokens=micro_batch * accumulation_steps * n_devices * scenario.seq_len,
+                            micro_batch_size=micro_batch, zero_stage=scenario.zero_stage,
+                            devices_per_node=devices_per_node, network_gbps=network_gbps, catalog=catalog,
+                            measurements=measurements, check_memory=False, utilization=scenario.utilization,
+                            **overrides)
+    net_bw, _ = projection.systems.network_bandwidth(ceil, catalog, network_gbps)
     act = 0.0
     preset = m["preset"]
     if preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers")):
         act = memory.activation_bytes_per_layer(scenario.seq_len, micro_batch, preset["d_model"], preset["n_heads"],
                                                 recompute="selective") * preset["n_layers"]
+    per_node = min(devices_per_node, n_devices)
+    compute = r["compute_s"] + r["elementwise_s"] + r["optimizer_s"]
     return {
-        "compute_s": accumulation_steps * micro_s, "comm_s": comm_s, "step_s": step["step_s"],
-        "efficiency": step["efficiency"], "global_batch": global_batch, "tokens_per_s": tokens_per_s,
-        "days": scenario.tokens / tokens_per_s / units.SECONDS_PER_DAY, "activations_gb": act / units.GIGA,
-        "intra_bw": intra, "inter_bw": inter, "n_nodes": n_nodes, "peak_flops": peak,
+        "compute_s": compute, "comm_s": r["dp_comm_s"], "step_s": r["step_s"], "step_s_low": r["step_s_low"],
+        "step_s_high": r["step_s_high"], "efficiency": 1.0 - r["dp_comm_s"] / r["step_s"],
+        "global_batch": micro_batch * accumulation_steps * n_devices, "tokens_per_s": r["tokens_per_s"],
+        "days": r["days"], "days_low": r["days_low"], "days_high": r["days_high"], "mfu": r["mfu"],
+        "activations_gb": act / units.GIGA, "intra_bw": float(ceil["allreduce_bw"].iloc[0]),
+        "inter_bw": float(net_bw[0]), "n_nodes": int(np.ceil(n_devices / per_node)), "peak_flops": peak,
+        "matmul_source": r["matmul_source"], "network_source": r["network_source"],
     }
 
 
 def cluster_scaling(scenario, device, counts, micro_batch, accumulation_steps=1, devices_per_node=8,
-                    network_gbps=200.0, overlap=0.5, intra_gbs=None):
+                    network_gbps=None, overlap=None, intra_gbs=None, measurements=None):
     """:func:`cluster_step` over several device counts (a DataFrame, one row per count)."""
     rows = []
     for n in counts:
         r = cluster_step(scenario, device, int(n), micro_batch, accumulation_steps, devices_per_node, network_gbps,
-                         overlap, intra_gbs)
+                         overlap, intra_gbs, measurements)
         rows.append({"n_devices": int(n), **{k: r[k] for k in ("step_s", "compute_s", "comm_s", "efficiency",
                                                                 "tokens_per_s", "days", "n_nodes")}})
     return pd.DataFrame(rows)

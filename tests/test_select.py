@@ -109,3 +109,4 @@ def test_sensitivity_finds_the_price_at_which_the_winner_changes(base, catalog):
     if price["switches_at"] == price["switches_at"]:
         assert at["winner"].iloc[0] != winner and price["switches_at"] > 1
     assert len(scan) == sum(len(v) for v in select.SENSITIVITY_RANGES.values())
+    assert summary.set_index("assumption").loc["utilization", "base"] < 1, "base MFU is the projected one"

@@ -16,3 +16,4 @@ from .precision import loss_scaling_chart, precision_memory_chart, precision_pea
 from .probes import matmul_shapes_chart, precision_chart, probe_vs_datasheet_bar, utilization_chart
 from .roofline import bert_claim_chart, roofline_chart
 from .ecosystem import ecosystem_heatmap, ecosystem_score_chart
+from .validation import validation_chart

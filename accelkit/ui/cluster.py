@@ -71,7 +71,14 @@ class ClusterPanel(Panel):
                        t["power"], self.save_box()])
 
     def compute(self):
+        from ..projection.training import TRAIN_PRECISIONS
+
         s = self.scenario
+        note = None
+        if s.precision not in TRAIN_PRECISIONS:
+            note = (f"Training in {s.precision} is not modelled (nobody trains in integer formats); this chapter "
+                    "shows bf16.")
+            s = s.copy().update(precision="bf16")
         c = {k: w.value for k, w in self.controls.items()}
         if not 0 <= c["intra_gbs"] < 1e5:
             raise ValueError(f"inside-a-server bandwidth must be GB/s >= 0 (0 = the datasheet's); got {c['intra_gbs']}")
@@ -119,11 +126,15 @@ class ClusterPanel(Panel):
             f"× {s.seq_len} tokens computes for {step['compute_s']:.2f} s and all-reduces {m['params'] * 2 / _B:,.1f} GB "
             f"of gradients in {step['comm_s']:.3f} s (inside servers at {step['intra_bw'] / _B:,.0f} GB/s, between them "
             f"at {step['inter_bw'] / _B:,.1f} GB/s per device). Scaling efficiency: {step['efficiency']:.0%}.",
-            f"{s.tokens:.3g} tokens take {step['days']:,.1f} days at {step['tokens_per_s']:,.0f} tokens/s.",
+            f"{s.tokens:.3g} tokens take {step['days']:,.1f} days (range {step['days_low']:,.1f}-{step['days_high']:,.1f}) "
+            f"at {step['tokens_per_s']:,.0f} tokens/s, a projected MFU of {step['mfu']:.0%} "
+            f"(efficiency source: {step['matmul_source']}).",
             f"Memory per device: {state:,.1f} GB of model state (ZeRO-{s.zero_stage}) + {step['activations_gb']:,.1f} GB "
             f"of activations for a micro-batch of {c['micro_batch']} = {per_device_gb:,.1f} GB of "
             f"{usable:,.0f} GB usable -- {'fits' if per_device_gb <= usable else 'does NOT fit: raise the ZeRO stage or accumulate smaller micro-batches'}.",
         ]
+        if note:
+            summary.insert(0, note)
         pcie_eff = curves["PCIe only inside the server"].set_index("n_devices").loc[s.n_devices, "efficiency"]
         summary.append(
             f"With PCIe instead of {device['interconnect'] or 'the datasheet link'} inside the servers the efficiency at "

@@ -1,0 +1,162 @@
+"""A :class:`~accelkit.scenario.Scenario` through the engine: one row per device.
+
+The bridge every chapter, the decision and the reports use, so that a device shows
+the same figure wherever it appears. The scenario's workload picks the model:
+
+* ``training`` / ``fine-tuning`` -> :func:`~accelkit.projection.training` on
+  ``n_devices`` (data parallel; ZeRO stage, sequence length and batch from the
+  scenario; ``utilization``, when set, is the person's own MFU);
+* ``inference`` of a decoder LLM -> :func:`~accelkit.projection.inference` at the
+  scenario's batch, prompt and output lengths on up to ``n_devices`` (the engine picks
+  the tensor-parallel size);
+* ``inference`` of an encoder (BERT) -> the same engine, one prefill per request;
+* ``inference`` of an image model -> :func:`~accelkit.projection.vision`.
+
+Every figure comes with ``_low``/``_high`` and the sources of its efficiencies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import units
+from .ceilings import catalog_or_default, ceilings_for
+from .constants import constants
+from .inference import inference
+from .training import TRAIN_PRECISIONS, training
+from .vision import frame_flops, vision_seconds
+
+__all__ = ["project_scenario", "workload_kind", "WORK_UNITS"]
+
+#: what one unit of work is, per workload kind
+WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames"}
+_TRAINING = ("training", "fine-tuning")
+
+
+def workload_kind(scenario):
+    """``training``, ``llm`` (decoder serving), ``encoder`` or ``vision``."""
+    if scenario.workload in _TRAINING:
+        return "training"
+    if scenario.model.lower() == "custom":
+        return "llm"
+    from ..models import find_model
+
+    kind = find_model(scenario.model)["kind"]
+    if kind in ("cnn", "vit"):
+        return "vision"
+    if kind == "encoder":
+        return "encoder"
+    return "llm"
+
+
+def _model(scenario):
+    if scenario.model.lower() == "custom":
+        if not scenario.params:
+            raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
+        return {"name": "custom", "params": float(scenario.params)}
+    return scenario.model
+
+
+def _empty(ceil, why):
+    out = pd.DataFrame({"name": ceil["name"].to_numpy()})
+    out["feasible"], out["why"] = False, why
+    return out
+
+
+def project_scenario(scenario, catalog=None, measurements=None):
+    """Projected figures of ``scenario`` on every device of ``catalog``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index as ``catalog``. Always: ``kind``, ``work_unit``, ``work_per_device_hour``
+        (+ ``_low``/``_high``: training tokens, output tokens, requests or frames one
+        device does in an hour), ``latency_s`` (+ range: per output token, per request
+        or per frame; NaN for training), ``feasible``, ``why``, ``matmul_source``,
+        ``memory_source``. Training adds ``days_on_n``, ``seconds``, ``mfu``,
+        ``tokens_per_s_per_device`` (+ ranges), ``step_s``; LLM serving adds
+        ``tpot_s``, ``ttft_s``, ``output_tokens_per_s_per_device`` (+ ranges),
+        ``batch_size``, ``tensor_parallel``.
+    """
+    catalog = catalog_or_default(catalog)
+    kind = workload_kind(scenario)
+    ceil, _ = ceilings_for(None, catalog, measurements)
+    if kind == "training":
+        frame = _training(scenario, catalog, measurements, ceil)
+    elif kind == "vision":
+        frame = _vision(scenario, catalog, measurements, ceil)
+    else:
+        frame = _serving(scenario, catalog, measurements, ceil, kind)
+    frame.index = catalog.index
+    frame["kind"] = kind
+    frame["work_unit"] = WORK_UNITS[kind]
+    for col in ("matmul_source", "memory_source"):
+        if col not in frame:
+            frame[col] = ""
+    return frame
+
+
+def _training(scenario, catalog, measurements, ceil):
+    if scenario.precision not in TRAIN_PRECISIONS:
+        return _empty(ceil, f"training in {scenario.precision} is not modelled (train in bf16, fp16 or fp8)")
+    n = scenario.n_devices
+    global_tokens = max(scenario.batch_size, n) * scenario.seq_len
+    r = training(None, _model(scenario), tokens=scenario.tokens, precision=scenario.precision, n_devices=n,
+                 seq_len=scenario.seq_len, global_batch_tokens=global_tokens, zero_stage=scenario.zero_stage,
+                 micro_batch_size=max(1, scenario.batch_size // n) if scenario.batch_size >= n else 1,
+                 catalog=catalog, measurements=measurements, check_memory=False,
+                 utilization=scenario.utilization)
+    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
+    for level in ("", "_low", "_high"):
+        out[f"work_per_device_hour{level}"] = out[f"tokens_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+        out[f"latency_s{level}"] = np.nan
+    return out
+
+
+def _serving(scenario, catalog, measurements, ceil, kind):
+    encoder = kind == "encoder"
+    r = inference(None, _model(scenario), precision=scenario.precision, n_devices=scenario.n_devices,
+                  batch_size=scenario.batch_size, input_tokens=scenario.seq_len,
+                  output_tokens=1 if encoder else scenario.output_tokens,
+                  schedule="static" if encoder else "continuous", catalog=catalog, measurements=measurements,
+                  check_memory=False)
+    out = r.copy()
+    if encoder:
+        # one prefill answers a batch of requests
+        for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+            out[f"latency_s{level}"] = r[f"ttft_s{level}"]
+            out[f"work_per_device_hour{level}"] = (r["batch_size"] / r[f"ttft_s{src}"] * r["replicas"]
+                                                   / scenario.n_devices * units.SECONDS_PER_HOUR)
+    else:
+        for level in ("", "_low", "_high"):
+            out[f"latency_s{level}"] = r[f"tpot_s{level}"]
+            out[f"work_per_device_hour{level}"] = r[f"output_tokens_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+    return out
+
+
+def _vision(scenario, catalog, measurements, ceil):
+    from .precisions import resolve_precision
+
+    flops, row = frame_flops(scenario.model)
+    mode, w_bytes, mm_precision, _ = resolve_precision(scenario.precision)
+    k = constants()
+    batch = scenario.batch_size
+    weights = float(row["params"]) * w_bytes
+    out = pd.DataFrame({"name": ceil["name"].to_numpy()})
+    peak = ceil[f"peak_{mm_precision}"].to_numpy(dtype=float)
+    for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        if scenario.utilization is not None:
+            rate = peak * scenario.utilization / k["gemm_fraction"]  # the person's own share of the peak
+        else:
+            rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float)
+        t = vision_seconds(flops, weights, rate, ceil[f"memory_bw{rate_level}"].to_numpy(dtype=float), batch, k)
+        out[f"latency_s{level}"] = t
+    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        out[f"work_per_device_hour{level}"] = batch / out[f"latency_s{src}"] * units.SECONDS_PER_HOUR
+    out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if scenario.utilization is None else
+                            f"your utilisation {scenario.utilization:.0%} of the dense {mm_precision} peak")
+    out["memory_source"] = ceil["memory_bw_source"].to_numpy()
+    out["feasible"] = np.isfinite(out["latency_s"])
+    out["why"] = np.where(out["feasible"], "", f"no published dense {mm_precision} peak or memory bandwidth")
+    return out

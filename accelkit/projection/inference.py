@@ -1,0 +1,367 @@
+"""LLM serving projection: time to first token, time per output token, throughput.
+
+One vectorised model over devices × configurations, evaluated on the achievable
+ceilings of :mod:`accelkit.projection.ceilings`:
+
+* **prefill** of a request of ``L`` tokens on a tensor-parallel group of ``t``
+  devices: ``roofline(compute, weight read) + non-matmul traffic + 2·n_layers
+  all-reduces + overhead``, where ``roofline(a, b) = max(a, b) + (1 − roofline_overlap)
+  · min(a, b)`` (kernels overlap memory and compute imperfectly), with
+  compute = linear layers ``2·N_body·L/t`` at the achievable matmul rate plus causal
+  attention ``2·n_layers·L²·d_attn/t`` at the achievable bf16 rate ([1]_ §2,
+  [3]_ table 1);
+* **decode step** of a batch of ``B`` sequences at mean context ``c``:
+  ``roofline((weights + B·c·KV per token)/t at the achievable bandwidth,
+  compute)`` + two all-reduces per layer of ``B·d_model`` 16-bit activations over
+  the device's link (latency and bandwidth, [4]_) + a per-step and per-layer
+  overhead ([1]_ §2; Megatron's two all-reduces per layer, [5]_ §3);
+* **serving throughput** under continuous batching with chunked prefill ([2]_,
+  [6]_): in steady state each step also carries ``B·L/O`` prompt tokens of the
+  requests being admitted; they share the step's weight read and add their compute;
+  output tokens per second = ``B / step``;
+* **static batches** (``schedule="static"``): prefill of all ``B`` prompts, then
+  ``O`` decode steps; throughput = ``B·O / (prefill + O · step)``.
+
+``batch_size=None`` fills memory the way a paged-KV engine does (sequences at mean
+context ``L + O/2`` in the KV room left after the weights, with
+``serving_reserve_fraction`` kept free) up to ``max_batch_size`` (vLLM defaults).
+``tensor_parallel=None`` picks, per device, the tensor-parallel size (dividing
+``n_devices`` and the heads, at most ``devices_per_node``) with the highest output
+throughput per device; the rest of the ``n_devices`` serve as data-parallel
+replicas.
+
+References
+----------
+.. [1] R. Pope et al., "Efficiently Scaling Transformer Inference", MLSys 2023,
+   arXiv:2211.05102.
+.. [2] W. Kwon et al., vLLM / PagedAttention, SOSP 2023, arXiv:2309.06180.
+.. [3] J. Kaplan et al., arXiv:2001.08361, table 1 (FLOP per token).
+.. [4] NVIDIA nccl-tests, doc/PERFORMANCE.md (bus bandwidth).
+.. [5] M. Shoeybi et al., "Megatron-LM", arXiv:1909.08053, §3.
+.. [6] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
+   Sarathi-Serve", OSDI 2024, arXiv:2403.02310 (chunked prefill).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._validate import check_choice, check_integer
+from .ceilings import allreduce_seconds, ceilings_for
+from .constants import constants
+from .precisions import resolve_kv_precision, resolve_precision
+from .shapes import resolve_model
+
+__all__ = ["inference", "serve_core", "OUTPUT_TIMES", "OUTPUT_RATES"]
+
+#: figures returned with ``_low`` / ``_high``
+OUTPUT_TIMES = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s")
+OUTPUT_RATES = ("output_tokens_per_s", "output_tokens_per_s_per_device", "requests_per_s")
+_ACT_BYTES = 2.0  # activations exchanged between tensor-parallel ranks in 16-bit
+
+
+def _n(x):
+    return 0.0 if not np.isfinite(x) else x
+
+
+def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_bytes_per_param, kv_bytes,
+               k, schedule="continuous"):
+    """The serving model on arrays (everything broadcasts).
+
+    Parameters
+    ----------
+    shape : ModelShape
+    rates : dict of arrays
+        ``mm`` (matmul FLOP/s at the compute precision), ``mm_attn`` (bf16 FLOP/s for
+        attention), ``bw`` (bytes/s), ``ar_bw`` (all-reduce bus bytes/s),
+        ``ar_lat`` (s) -- achievable, per device.
+    tp, batch, input_tokens, output_tokens : arrays
+        Tensor-parallel size, sequences per group, prompt and generated tokens.
+    weight_bytes_per_param, kv_bytes : float
+        Storage bytes per weight and per KV element.
+    k : dict
+        Constants (:func:`accelkit.projection.constants.constants`).
+
+    Returns
+    -------
+    dict of arrays [s, tokens/s]: ``prefill_s``, ``decode_step_s`` (per step, with
+    the other sequences' prefill share), ``tpot_s``, ``ttft_s``,
+    ``request_latency_s``, ``output_tokens_per_s`` (per group of ``tp``),
+    ``memory_bound`` (bool: the decode step is limited by bandwidth), ``comm_s``
+    (all-reduce time per decode step).
+    """
+    mm, mm_attn, bw = rates["mm"], rates["mm_attn"], rates["bw"]
+    ar_bw = np.where(tp <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
+    n_l = _n(shape.n_layers)
+    d = _n(shape.d_model)
+    d_attn = _n(shape.attention_dim)
+    body = shape.active_body_params
+    head = shape.head_flops_per_token
+    kv_tok = shape.kv_elements_per_token * kv_bytes
+    kv_div = np.minimum(tp, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
+    L, O = np.asarray(input_tokens, dtype=float), np.asarray(output_tokens, dtype=float)
+    B = np.asarray(batch, dtype=float)
+
+    overlap = k["roofline_overlap"]
+    # a model's GEMMs and FlashAttention reach fixed shares of the MAMF ceiling
+    mm = mm * k["gemm_fraction"]
+    mm_attn = mm_attn * k["attention_fraction"]
+    # serving engines run small all-reduces in custom kernels inside CUDA graphs, not NCCL's test latency
+    ar_lat = k["serving_allreduce_latency_s"]
+
+    def roofline(t_mem, t_comp):
+        # kernels overlap memory and compute imperfectly: max + (1 - overlap) × min
+        return np.maximum(t_mem, t_comp) + (1.0 - overlap) * np.minimum(t_mem, t_comp)
+
+    def tp_comm(tokens):
+        # two all-reduces per layer (after attention and after the MLP), Megatron-style
+        return 2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, ar_lat)
+
+    # causal attention computes half the score matrix; an encoder's attends both ways
+    attn_factor = 2.0 if shape.is_decoder or not shape.shaped else 4.0
+
+    def prefill(n_seq):
+        tokens = L * n_seq
+        compute = ((2.0 * body * tokens + head * n_seq) / tp / mm
+                   + attn_factor * n_l * L * L * d_attn * n_seq / tp / mm_attn)
+        weights = shape.read_params(tokens) * weight_bytes_per_param / tp / bw
+        return roofline(weights, compute) + tp_comm(tokens) + k["prefill_overhead_s"]
+
+    def step(prefill_tokens):
+        ctx = L + O / 2.0
+        moved = shape.read_params(B + prefill_tokens) * weight_bytes_per_param / tp + B * ctx * kv_tok / kv_div
+        t_mem = moved / bw
+        t_comp = ((2.0 * body * (B + prefill_tokens) + head * B) / tp / mm
+                  + (4.0 * n_l * ctx * d_attn * B + 2.0 * n_l * L * d_attn * prefill_tokens) / tp / mm_attn)
+        comm = tp_comm(B + prefill_tokens)
+        overhead = k["decode_step_overhead_s"] + k["decode_layer_overhead_s"] * n_l
+        return roofline(t_mem, t_comp) + comm + overhead, t_mem >= t_comp, comm
+
+    prefill_one = prefill(1.0)
+    if schedule == "static":
+        tpot, bound, comm = step(0.0)
+        total = prefill(B) + O * tpot
+        rate = B * O / total
+        ttft = prefill(B)
+        step_s = tpot
+    else:
+        tpot, bound, comm = step((B - 1.0) * L / O)
+        step_s, _, _ = step(B * L / O)
+        rate = B / step_s
+        ttft = prefill_one
+    latency = ttft + (O - 1.0) * tpot
+    return {"prefill_s": prefill_one, "decode_step_s": step_s, "tpot_s": tpot, "ttft_s": ttft,
+            "request_latency_s": latency, "output_tokens_per_s": rate, "memory_bound": bound, "comm_s": comm}
+
+
+def _rates(ceil, compute_precision, level=""):
+    attn = ceil[f"matmul_bf16{level}"].fillna(ceil[f"matmul_fp16{level}"])
+    if compute_precision in ("fp32", "tf32"):
+        attn = ceil[f"matmul_{compute_precision}{level}"]
+    lat_level = {"": "", "_low": "_high", "_high": "_low"}[level]
+    return {"mm": ceil[f"matmul_{compute_precision}{level}"].to_numpy(dtype=float)[:, None],
+            "mm_attn": attn.to_numpy(dtype=float)[:, None],
+            "bw": ceil[f"memory_bw{level}"].to_numpy(dtype=float)[:, None],
+            "ar_bw": ceil[f"allreduce_bw{level}"].to_numpy(dtype=float)[:, None],
+            "ar_bw_pcie": ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float)[:, None],
+            "link_max": ceil["link_max_devices"].to_numpy(dtype=float)[:, None],
+            "ar_lat": ceil[f"allreduce_latency_s{lat_level}"].to_numpy(dtype=float)[:, None]}
+
+
+def _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node):
+    if tensor_parallel is not None:
+        check_integer("tensor_parallel", tensor_parallel, low=1, what="a tensor-parallel size")
+        tp = int(tensor_parallel)
+        if n_devices % tp:
+            raise ValueError(f"tensor_parallel={tp} must divide n_devices={n_devices}; "
+                             f"use one of {', '.join(str(t) for t in range(1, n_devices + 1) if n_devices % t == 0)}")
+        if np.isfinite(shape.n_heads) and shape.n_heads % tp:
+            ok = [t for t in (1, 2, 4, 8, 16) if shape.n_heads % t == 0 and n_devices % t == 0]
+            raise ValueError(f"tensor_parallel={tp} does not divide the {shape.n_heads:g} attention heads of "
+                             f"{shape.name}; use one of {', '.join(map(str, ok))}")
+        return np.array([tp], dtype=float)
+    cands = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= min(n_devices, devices_per_node) and n_devices % t == 0
+             and (not np.isfinite(shape.n_heads) or shape.n_heads % t == 0)]
+    return np.array(cands or [1], dtype=float)
+
+
+def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,
+              batch_size=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
+              measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
+              **overrides):
+    """Projected serving figures of a model on a device (or every device).
+
+    Parameters
+    ----------
+    device : str, list of str or None
+        A catalogue name (returns a dict), a list or ``None`` for every device
+        (returns a DataFrame, one row per device).
+    model : str or dict
+        A preset name or a dict with ``params, n_layers, d_model, n_heads`` (and
+        optionally ``n_kv_heads, head_dim, ffn_dim, vocab, active_params, n_experts,
+        n_active_experts``).
+    precision : str
+        ``bf16, fp16, fp32, tf32, fp8, int8`` (W8A8), ``w8a16`` / ``w4a16``
+        (weight-only; ``int4`` means ``w4a16``), ``nvfp4``, ``mxfp4``.
+    n_devices : int
+        Devices serving together (tensor-parallel groups × data-parallel replicas).
+    tensor_parallel : int, optional
+        Tensor-parallel size; ``None`` picks the best per device (see module notes).
+    batch_size : int, optional
+        Sequences decoded together per tensor-parallel group; ``None`` fills memory
+        up to ``max_batch_size``.
+    input_tokens, output_tokens : int
+        Prompt and generated tokens per request.
+    kv_precision : str, optional
+        KV-cache format (default: bf16, fp8 for the FP4 modes).
+    measurements : DataFrame, optional
+        Your probe results: they replace the published efficiencies of their device.
+    schedule : {"continuous", "static"}
+        Continuous batching with chunked prefill (serving engines), or static batches.
+    max_batch_size : int, optional
+        The serving engine's cap on sequences per step (default: the constant
+        ``max_batch_size``, vLLM's ``max_num_seqs``).
+    check_memory : bool
+        ``False`` uses a given ``batch_size`` even where this memory estimate says it
+        does not fit (the validation does: a published run did fit).
+
+    Returns
+    -------
+    dict or pandas.DataFrame
+        ``ttft_s, tpot_s, request_latency_s, prefill_s, decode_step_s`` [s],
+        ``output_tokens_per_s`` (all ``n_devices``), ``output_tokens_per_s_per_device``,
+        ``requests_per_s`` [1/s], each with ``_low``/``_high``; ``batch_size``,
+        ``tensor_parallel``, ``replicas``, ``max_batch_size`` (what fits),
+        ``memory_bound``, ``weight_bytes_per_device``, ``kv_bytes_per_device``,
+        ``precision``, ``kv_precision``, the ``*_source`` of each ceiling and
+        ``feasible`` / ``why`` (a DataFrame row that cannot run says why).
+
+    Raises
+    ------
+    ValueError
+        For an unknown device or model (with close names), a tensor-parallel size
+        that does not divide the heads or ``n_devices``, a batch that does not fit
+        (saying what fits), or a single device without the precision's peak.
+    """
+    check_integer("n_devices", n_devices, low=1, what="a number of devices")
+    check_integer("input_tokens", input_tokens, low=1, what="a number of prompt tokens")
+    check_integer("output_tokens", output_tokens, low=1, what="a number of generated tokens")
+    if batch_size is not None:
+        check_integer("batch_size", batch_size, low=1, what="a batch size")
+    schedule = check_choice("schedule", schedule, ["continuous", "static"])
+    n_devices = int(n_devices)
+    shape = resolve_model(model)
+    mode, w_bytes, mm_precision, kv_default = resolve_precision(precision)
+    kv_name, kv_bytes = resolve_kv_precision(kv_precision, kv_default)
+    k = constants(**overrides)
+    cap = k["max_batch_size"] if max_batch_size is None else float(max_batch_size)
+    ceil, single = ceilings_for(device, catalog, measurements)
+    tps = _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node)[None, :]
+
+    usable = ceil["memory_bytes"].to_numpy(dtype=float)[:, None] * (1.0 - k["serving_reserve_fraction"])
+    weights_dev = shape.params * w_bytes / tps
+    kv_tok = shape.kv_elements_per_token * kv_bytes
+    kv_div = np.minimum(tps, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
+    context = input_tokens + (output_tokens if batch_size is not None else output_tokens / 2.0)
+    kv_seq = kv_tok * context / kv_div
+    room = usable - weights_dev
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fit = np.where(kv_seq > 0, np.floor(room / np.where(kv_seq > 0, kv_seq, 1.0)), np.where(room > 0, np.inf, 0))
+    fit = np.where(room > 0, fit, 0.0)
+    if batch_size is None:
+        batch = np.minimum(fit, cap)
+    elif check_memory:
+        batch = np.where(fit >= batch_size, float(batch_size), np.nan)
+    else:
+        batch = np.where(room > 0, float(batch_size), np.nan)
+    batch = np.where(batch >= 1, batch, np.nan)
+
+    def run(level):
+        return serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
+                          w_bytes, kv_bytes, k, schedule)
+
+    mid, slow, fast = run(""), run("_low"), run("_high")
+    per_dev = mid["output_tokens_per_s"] / tps
+    choice = np.nanargmax(np.where(np.isfinite(per_dev), per_dev, -1.0), axis=1) if tps.shape[1] > 1 else \
+        np.zeros(len(ceil), dtype=int)
+    rows = np.arange(len(ceil))
+
+    def pick(a):
+        return np.broadcast_to(a, (len(ceil), tps.shape[1]))[rows, choice]
+
+    tp_used = pick(tps)
+    replicas = n_devices / tp_used
+    n_rows = len(ceil)
+    out = {"name": ceil["name"].to_numpy()}
+    for name in ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s"):
+        out[name] = pick(mid[name])
+        out[f"{name}_low"] = pick(fast[name])
+        out[f"{name}_high"] = pick(slow[name])
+    for level, res in (("", mid), ("_low", slow), ("_high", fast)):
+        group = pick(res["output_tokens_per_s"]) * replicas
+        out[f"output_tokens_per_s{level}"] = group
+        out[f"output_tokens_per_s_per_device{level}"] = group / n_devices
+        out[f"requests_per_s{level}"] = group / output_tokens
+    batch_used = pick(batch)
+    out.update({
+        "batch_size": batch_used, "tensor_parallel": tp_used, "replicas": replicas,
+        "n_devices": np.full(n_rows, n_devices), "max_batch_size": pick(fit),
+        "memory_bound": pick(mid["memory_bound"]).astype(bool), "tp_comm_s": pick(mid["comm_s"]),
+        "weight_bytes_per_device": pick(np.broadcast_to(weights_dev, (n_rows, tps.shape[1]))),
+        "kv_bytes_per_device": batch_used * pick(np.broadcast_to(kv_seq, (n_rows, tps.shape[1]))),
+        "precision": np.full(n_rows, mode, dtype=object), "kv_precision": np.full(n_rows, kv_name, dtype=object),
+        "schedule": np.full(n_rows, schedule, dtype=object), "input_tokens": np.full(n_rows, input_tokens),
+        "output_tokens": np.full(n_rows, output_tokens), "model": np.full(n_rows, shape.name, dtype=object),
+        "matmul_source": ceil[f"matmul_{mm_precision}_source"].to_numpy(),
+        "memory_source": ceil["memory_bw_source"].to_numpy(),
+        "allreduce_source": ceil["allreduce_bw_source"].to_numpy(),
+    })
+    why = np.full(n_rows, "", dtype=object)
+    no_peak = ~np.isfinite(ceil[f"matmul_{mm_precision}"].to_numpy(dtype=float))
+    no_mem = ~np.isfinite(ceil["memory_bytes"].to_numpy(dtype=float)) | ~np.isfinite(
+        ceil["memory_bw"].to_numpy(dtype=float))
+    no_link = ~np.isfinite(pick(np.broadcast_to(mid["comm_s"], (n_rows, tps.shape[1])))) & (tp_used > 1)
+    why[no_peak] = f"no published dense {mm_precision} peak"
+    why[(why == "") & no_mem] = "no published memory size or bandwidth"
+    why[(why == "") & no_link] = "no published link bandwidth for tensor parallelism"
+    short = (why == "") & ~np.isfinite(batch_used)
+    if short.any():
+        fit_best = np.nanmax(np.where(np.isfinite(fit), fit, 1e18), axis=1)
+        for i in np.flatnonzero(short):
+            if fit_best[i] < 1:
+                why[i] = (f"the weights and one sequence's KV cache do not fit on {n_devices} device"
+                          f"{'s' if n_devices > 1 else ''} (tensor parallel up to {int(tps.max())})")
+            else:
+                why[i] = f"batch_size={batch_size} does not fit: at most {int(np.nanmax(fit[i]))} sequences fit"
+    feasible = why == ""
+    out["feasible"], out["why"] = feasible, why
+    for c in [c for c in out if c.endswith(_FIGURE_SUFFIXES)]:
+        out[c] = np.where(feasible, out[c], np.nan)
+    if single:
+        r = {c: v[0] for c, v in out.items()}
+        if not r["feasible"]:
+            raise ValueError(_explain(r, ceil.iloc[0], shape, n_devices, batch_size, mode, mm_precision, fit[0], tps[0]))
+        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+    return pd.DataFrame(out)
+
+
+_FIGURE_SUFFIXES = ("_s", "_s_low", "_s_high", "_per_s", "_per_s_low", "_per_s_high", "_per_device",
+                    "_per_device_low", "_per_device_high")
+
+
+def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fit, tps):
+    name = row["name"]
+    if row["why"].startswith("no published dense"):
+        others = [p for p in ("bf16", "fp16", "fp8", "int8", "fp32") if np.isfinite(ceil_row.get(f"matmul_{p}", np.nan))]
+        return (f"precision={mode!r}: {name} has no published dense {mm_precision} peak in the catalogue; "
+                f"it has {', '.join(others) or 'no tensor figures'}")
+    if row["why"].startswith("batch_size"):
+        best = int(np.nanmax(fit))
+        return (f"batch_size={batch_size} does not fit on {n_devices} × {name}: at most {best} sequences of this "
+                f"length fit next to the weights; use batch_size <= {best}, a larger tensor_parallel or more devices")
+    if row["why"].startswith("the weights"):
+        need = shape.params * 1.0
+        return (f"{shape.name} ({need / 1e9:.3g}e9 parameters in {mode}) does not fit on {n_devices} × {name} "
+                f"(tensor_parallel up to {int(np.max(tps))}); use more devices (n_devices) or a smaller precision")
+    return f"{name}: {row['why']}"

@@ -1,0 +1,86 @@
+"""Reference systems: how a device is usually built into servers, for scale-out.
+
+``data/reference_systems.csv`` records, for devices whose vendor publishes a
+reference server (DGX / HGX, the MI300X platform, Gaudi's HLS boards, TPU slices),
+the devices per node and the scale-out network bandwidth per device, each with its
+``source_url``. Training across nodes uses it when the person gives no
+``network_gbps``. TPUs scale out over their ICI links, so their "network" is the
+catalogue's interconnect.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from .. import units
+from ..catalog import CatalogError, data_path
+
+__all__ = ["load_reference_systems", "network_bandwidth"]
+
+
+@lru_cache(maxsize=2)
+def _read(path):
+    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+    need = ["device", "system", "devices_per_node", "network_gbps_per_device", "source_url"]
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise CatalogError(f"{path.name}: missing column(s) {', '.join(missing)}")
+    problems = []
+    for col in ("devices_per_node", "network_gbps_per_device"):
+        values = pd.to_numeric(frame[col], errors="coerce")
+        for i in frame.index[values.isna() | (values <= 0)]:
+            problems.append(f"{path.name} line {i + 2}, column {col}: expected a number > 0, got {frame.at[i, col]!r}")
+        frame[col] = values
+    for i in frame.index[~frame["source_url"].str.startswith("http")]:
+        problems.append(f"{path.name} line {i + 2}, column source_url: expected the URL the figure was read from")
+    if problems:
+        raise CatalogError("; ".join(problems), problems)
+    return frame
+
+
+def load_reference_systems(path=None):
+    """The reference systems table (a copy)."""
+    path = data_path("reference_systems.csv") if path is None else path
+    return _read(path).copy()
+
+
+def network_bandwidth(ceil, catalog=None, network_gbps=None):
+    """Scale-out bandwidth per device [bytes/s] and where it came from.
+
+    Parameters
+    ----------
+    ceil : DataFrame
+        Rows of :func:`~accelkit.projection.ceilings.device_ceilings`.
+    network_gbps : float, optional
+        The person's figure [Gbit/s per device]; wins over the table.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray of str)
+    """
+    n = len(ceil)
+    if network_gbps is not None:
+        from .._validate import check_positive
+
+        check_positive("network_gbps", network_gbps, "a network bandwidth in Gbit/s")
+        return np.full(n, network_gbps * units.GIGA / 8.0), np.full(n, f"{network_gbps:g} Gb/s per device (given)")
+    table = load_reference_systems()
+    by_device = table.groupby("device").first()
+    names = ceil["name"].to_numpy()
+    gbps = by_device["network_gbps_per_device"].reindex(names).to_numpy(dtype=float)
+    source = np.array([f"{by_device.at[d, 'system']}: {by_device.at[d, 'network_gbps_per_device']:g} Gb/s per device"
+                       if d in by_device.index else "" for d in names], dtype=object)
+    bw = gbps * units.GIGA / 8.0
+    ici = ceil["link_kind"].astype(str).str.startswith("ICI").to_numpy()
+    bw = np.where(ici, ceil["link_bw"].to_numpy(dtype=float), bw)
+    source = np.where(ici, "scale-out over ICI (the catalogue's interconnect)", source)
+    missing = ~np.isfinite(bw)
+    if missing.any():
+        median = float(np.median(table["network_gbps_per_device"]))
+        bw = np.where(missing, median * units.GIGA / 8.0, bw)
+        source = np.where(missing, f"no reference system for this device: median of the reference systems, "
+                                   f"{median:g} Gb/s per device", source)
+    return bw, source

@@ -1,0 +1,349 @@
+"""Transformer training projection: step time, tokens/s and MFU as results.
+
+For a cluster of ``n_devices`` split into tensor-parallel ``t`` × pipeline ``p`` ×
+data-parallel ``d`` groups, one optimizer step of ``G`` sequences of ``s`` tokens
+(micro-batches of ``b``):
+
+* per micro-batch and device: linear-layer FLOP ``3 × 2·N_body·b·s/(t·p)`` (forward +
+  backward = 3 forward passes, [1]_) plus causal FlashAttention ``3.5 × 2·(n_layers/p)·
+  s²·d_attn·b/t`` (its backward runs 5 matmuls to the forward's 2 because it
+  recomputes the scores, [8]_), at the achievable matmul rate; full recomputation adds
+  one forward of everything ([2]_; with FlashAttention, ``selective`` costs nothing
+  more: the scores are never stored); the non-matmul work moves
+  ``train_elementwise_bytes_per_token_layer × d_model`` bytes per token per layer at
+  the achievable bandwidth; tensor parallelism adds four all-reduces per layer
+  (six with full recomputation) of ``b·s·d_model`` 16-bit activations over the
+  device's link ([3]_ §3);
+* the pipeline runs ``m = G/(b·d)`` micro-batches with a bubble of ``(p−1)/v``
+  micro-batch times for ``v`` interleaved stages ([1]_ §2.2);
+* the data-parallel gradient all-reduce (bf16 gradients; 1.5× the volume under
+  ZeRO-3 for the parameter gathers, [4]_) runs inside a node over the link and
+  across nodes hierarchically over each device's network port ([5]_), with
+  ``dp_overlap`` of it hidden behind the backward pass ([6]_);
+* the optimizer step streams about 32 bytes per (sharded) parameter.
+
+MFU is the model FLOPs of PaLM's convention ([7]_ appendix B: ``6·N + 12·n_layers·
+d_attn·s`` per token, no recomputation) per second over the dense datasheet peak.
+
+References
+----------
+.. [1] D. Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+   Clusters Using Megatron-LM", SC21, arXiv:2104.04473.
+.. [2] V. Korthikanti et al., "Reducing Activation Recomputation in Large
+   Transformer Models", arXiv:2205.05198.
+.. [3] M. Shoeybi et al., "Megatron-LM", arXiv:1909.08053.
+.. [4] S. Rajbhandari et al., "ZeRO", SC20, arXiv:1910.02054, §7.
+.. [5] X. Jia et al., arXiv:1807.11205 (hierarchical all-reduce).
+.. [6] S. Li et al., "PyTorch Distributed", VLDB 2020, arXiv:2006.15704.
+.. [7] A. Chowdhery et al., "PaLM", arXiv:2204.02311, appendix B.
+.. [8] T. Dao, "FlashAttention-2", arXiv:2307.08691 (2023), §3.1 (backward pass).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .. import memory, units
+from .._validate import check_choice, check_integer, check_positive
+from .ceilings import allreduce_seconds, ceilings_for
+from .constants import constants
+from .shapes import resolve_model
+from .systems import network_bandwidth
+
+__all__ = ["training", "train_core", "model_flops_per_token", "tokens_per_second_grid", "TRAIN_PRECISIONS"]
+
+TRAIN_PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
+_ACT_BYTES = 2.0
+
+
+def model_flops_per_token(shape, seq_len):
+    """Model FLOP per trained token, PaLM's convention ([7]_):
+    ``6·N_body + 6·vocab·d_model + 12·n_layers·d_attn·seq_len`` (non-causal attention,
+    no recomputation) [FLOP]."""
+    n_l = shape.n_layers if np.isfinite(shape.n_layers) else 0.0
+    d_attn = shape.attention_dim if np.isfinite(shape.attention_dim) else 0.0
+    return 6.0 * shape.active_body_params + 3.0 * shape.head_flops_per_token + 12.0 * n_l * d_attn * seq_len
+
+
+def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, virtual_stages, recompute, zero_stage,
+               devices_per_node, k, cp=1):
+    """The training model on arrays (see the module notes). Returns a dict of arrays:
+    ``step_s, microbatch_s, compute_s, elementwise_s, tp_comm_s, bubble_s, dp_comm_s,
+    optimizer_s`` [s]."""
+    mm, mm_attn, bw = rates["mm"] * k["gemm_fraction"], rates["mm_attn"] * k["attention_fraction"], rates["bw"]
+    n_l = shape.n_layers if np.isfinite(shape.n_layers) else 0.0
+    d = shape.d_model if np.isfinite(shape.d_model) else 0.0
+    d_attn = shape.attention_dim if np.isfinite(shape.attention_dim) else 0.0
+    # context parallel: each of cp ranks holds s/cp tokens of every sequence (and a 1/cp share of its attention)
+    tokens_mb = micro_batch * seq_len / cp
+    layers = n_l / pp
+    lin_fwd = (2.0 * shape.active_body_params + shape.head_flops_per_token) * tokens_mb / (tp * pp)
+    attn_fwd = 2.0 * layers * seq_len * seq_len * d_attn * micro_batch / tp / cp
+    extra = 1.0 if recompute == "full" else 0.0
+    if rates.get("mfu") is not None:
+        # the person's own MFU: model FLOPs (PaLM convention) at that share of the dense peak
+        compute = model_flops_per_token(shape, seq_len) * tokens_mb / (tp * pp) / (rates["peak"] * rates["mfu"])
+        elementwise = 0.0 * compute
+    else:
+        compute = (3.0 + extra) * lin_fwd / mm + (3.5 + extra) * attn_fwd / mm_attn
+        elementwise = k["train_elementwise_bytes_per_token_layer"] * d * tokens_mb * layers / tp / bw
+    n_ar = 6.0 if recompute == "full" else 4.0
+    link_bw = np.where(tp <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
+    tp_bw = np.where(tp <= devices_per_node, link_bw, rates["net_bw"])
+    tp_comm = n_ar * layers * allreduce_seconds(tokens_mb * d * _ACT_BYTES, tp, tp_bw, rates["ar_lat"])
+    microbatch = compute + elementwise + tp_comm
+    m = np.maximum(global_batch / (micro_batch * dp), 1.0)
+    # pipeline-stage boundaries: activations forward and gradients back, over the network
+    p2p = np.where(pp > 1, 2.0 * tokens_mb * d * _ACT_BYTES / tp / rates["net_bw"], 0.0)
+    bubble = (pp - 1.0) / virtual_stages * (microbatch + p2p)
+    pipeline = m * (microbatch + p2p) + bubble
+    grad_bytes = 2.0 * shape.params / (tp * pp) * np.where(zero_stage >= 3, 1.5, 1.0)
+    # the gradient is reduced over every rank that holds the same weights: data × context parallel
+    dp_group = dp * cp
+    per_node = np.maximum(np.minimum(devices_per_node / (tp * pp), dp_group), 1.0)
+    nodes = np.maximum(np.ceil(dp_group / per_node), 1.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        # reduce-scatter + all-gather inside the node, all-reduce of each 1/g shard across nodes ([5]_)
+        node_bw = np.where(per_node <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
+        intra = np.where(per_node > 1, 2.0 * (per_node - 1.0) / per_node * grad_bytes / node_bw, 0.0)
+        across = np.where(nodes > 1, 2.0 * (nodes - 1.0) / nodes * grad_bytes / per_node / rates["net_bw"], 0.0)
+    dp_comm = np.where(dp_group > 1, intra + across + 2.0 * rates["ar_lat"] * np.log2(np.maximum(dp_group, 1.0)), 0.0)
+    # hidden behind the backward pass: the last micro-batch's (DDP/ZeRO-1/2), every one's (ZeRO-3 prefetch)
+    window = np.where(zero_stage >= 3, m, 1.0) * compute * 2.0 / 3.0
+    exposed = dp_comm - k["dp_overlap"] * np.minimum(dp_comm, window)
+    shard = tp * pp * np.where(zero_stage >= 1, dp_group, 1.0)
+    optimizer = 32.0 * shape.params / shard / bw
+    step = pipeline + exposed + optimizer + k["train_step_overhead_s"]
+    return {"step_s": step, "microbatch_s": microbatch, "compute_s": m * compute, "elementwise_s": m * elementwise,
+            "tp_comm_s": m * tp_comm, "bubble_s": bubble, "dp_comm_s": exposed, "optimizer_s": optimizer}
+
+
+def _rates(ceil, precision, level, net_bw, utilization=None):
+    lat_level = {"": "", "_low": "_high", "_high": "_low"}[level]
+    attn = ceil[f"matmul_bf16{level}"].fillna(ceil[f"matmul_fp16{level}"])
+    if precision in ("fp32", "tf32"):
+        attn = ceil[f"matmul_{precision}{level}"]
+    return {"mm": ceil[f"matmul_{precision}{level}"].to_numpy(dtype=float),
+            "mm_attn": attn.to_numpy(dtype=float),
+            "bw": ceil[f"memory_bw{level}"].to_numpy(dtype=float),
+            "ar_bw": ceil[f"allreduce_bw{level}"].to_numpy(dtype=float),
+            "ar_bw_pcie": ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float),
+            "link_max": ceil["link_max_devices"].to_numpy(dtype=float),
+            "ar_lat": ceil[f"allreduce_latency_s{lat_level}"].to_numpy(dtype=float),
+            "net_bw": net_bw, "mfu": utilization,
+            "peak": ceil[f"peak_{precision}"].to_numpy(dtype=float)}
+
+
+def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_devices=8, tensor_parallel=1,
+             pipeline_parallel=1, seq_len=2048, global_batch_tokens=None, recompute="selective", zero_stage=None,
+             micro_batch_size=1, virtual_stages=1, context_parallel=1, devices_per_node=8, network_gbps=None,
+             catalog=None, measurements=None, check_memory=True, utilization=None, **overrides):
+    """Projected training speed of a model on a cluster of one device type.
+
+    Parameters
+    ----------
+    device : str, list of str or None
+        A catalogue name (returns a dict) or a list / ``None`` (a DataFrame).
+    model : str or dict
+        A preset name or a dict with ``params, n_layers, d_model, n_heads`` (…).
+    tokens : float
+        Tokens to train on [count].
+    precision : {"bf16", "fp16", "fp8", "tf32", "fp32"}
+        Matmul precision (mixed precision with fp32 master weights).
+    n_devices : int
+        Devices in the cluster = tensor × pipeline × data parallel.
+    tensor_parallel, pipeline_parallel : int
+    seq_len : int
+        Tokens per sequence.
+    global_batch_tokens : float, optional
+        Tokens per optimizer step (default 4,194,304 = 2**22, Llama 2's 4M-token
+        batch), rounded down to whole sequences and to a multiple of ``micro_batch_size``
+        × data parallel.
+    recompute : {"none", "selective", "full"}
+        Activation recomputation (Korthikanti et al.).
+    zero_stage : int, optional
+        ZeRO stage 0-3 of the data-parallel state (``None``: 1 when data parallel,
+        like Megatron's distributed optimizer; else 0).
+    micro_batch_size : int
+        Sequences per micro-batch.
+    virtual_stages : int
+        Interleaved pipeline stages per device.
+    context_parallel : int
+        Ranks that split each sequence (Megatron-Core context parallelism); their
+        exchange of keys and values is taken as hidden behind the attention compute.
+    network_gbps : float, optional
+        Network bandwidth per device between nodes [Gbit/s] (default: the device's
+        reference system in ``data/reference_systems.csv``).
+    utilization : float, optional
+        Your own MFU (model FLOPs over the dense peak, 0-1) in place of the projected
+        compute time; communication, bubble and optimizer are still projected.
+    check_memory : bool
+        Treat a layout whose model state and activations exceed the device's memory
+        as infeasible (``False`` projects the speed anyway and only reports ``fits``;
+        the validation uses it, since a published run did fit, however it did).
+
+    Returns
+    -------
+    dict or pandas.DataFrame
+        ``step_s, tokens_per_s, tokens_per_s_per_device, mfu, seconds, days,
+        device_hours`` (each with ``_low``/``_high``), the step's parts
+        (``compute_s, elementwise_s, tp_comm_s, bubble_s, dp_comm_s, optimizer_s``),
+        ``memory_per_device_bytes``, ``fits``, the configuration, the ceilings'
+        ``*_source`` and ``feasible`` / ``why``.
+    """
+    check_positive("tokens", tokens, "a number of tokens")
+    for name, value, what in (("n_devices", n_devices, "a number of devices"),
+                              ("tensor_parallel", tensor_parallel, "a tensor-parallel size"),
+                              ("pipeline_parallel", pipeline_parallel, "a pipeline-parallel size"),
+                              ("seq_len", seq_len, "a sequence length"),
+                              ("micro_batch_size", micro_batch_size, "a micro-batch size"),
+                              ("virtual_stages", virtual_stages, "a number of interleaved stages"),
+                              ("context_parallel", context_parallel, "a context-parallel size"),
+                              ("devices_per_node", devices_per_node, "a number of devices per node")):
+        check_integer(name, value, low=1, what=what)
+    precision = check_choice("precision", precision, TRAIN_PRECISIONS)
+    recompute = check_choice("recompute", recompute, ["none", "selective", "full"])
+    n, tp, pp, cp = int(n_devices), int(tensor_parallel), int(pipeline_parallel), int(context_parallel)
+    if n % (tp * pp * cp):
+        raise ValueError(f"tensor_parallel × pipeline_parallel × context_parallel = {tp * pp * cp} must divide "
+                         f"n_devices={n}")
+    dp = n // (tp * pp * cp)
+    shape = resolve_model(model)
+    if np.isfinite(shape.n_heads) and shape.n_heads % tp:
+        ok = [t for t in (1, 2, 4, 8, 16) if shape.n_heads % t == 0]
+        raise ValueError(f"tensor_parallel={tp} does not divide the {shape.n_heads:g} attention heads of "
+                         f"{shape.name}; use one of {', '.join(map(str, ok))}")
+    if np.isfinite(shape.n_layers) and shape.n_layers < pp * virtual_stages:
+        raise ValueError(f"pipeline_parallel × virtual_stages = {pp * virtual_stages} exceeds the "
+                         f"{shape.n_layers:g} layers of {shape.name}; use at most {int(shape.n_layers)} stages")
+    zero = (1 if dp > 1 else 0) if zero_stage is None else int(zero_stage)
+    if zero not in (0, 1, 2, 3):
+        raise ValueError(f"zero_stage must be 0, 1, 2 or 3; got {zero_stage!r}")
+    gbt = float(2**22 if global_batch_tokens is None else global_batch_tokens)
+    check_positive("global_batch_tokens", gbt, "a number of tokens per step")
+    step_seqs = np.floor(gbt / seq_len / (micro_batch_size * dp)) * micro_batch_size * dp
+    if step_seqs < 1:
+        raise ValueError(f"global_batch_tokens={gbt:g} is less than one sequence of {seq_len} tokens per "
+                         f"data-parallel rank ({dp} ranks × micro-batch {micro_batch_size}); raise it to at least "
+                         f"{seq_len * micro_batch_size * dp}")
+    if utilization is not None:
+        from .._validate import check_fraction
+
+        check_fraction("utilization", utilization, "a model FLOPs utilisation")
+    k = constants(**overrides)
+    ceil, single = ceilings_for(device, catalog, measurements)
+    net_bw, net_source = network_bandwidth(ceil, catalog, network_gbps)
+    results = {}
+    for level in ("", "_low", "_high"):
+        results[level] = train_core(shape, _rates(ceil, precision, level, net_bw, utilization), tp, pp, dp, seq_len,
+                                    micro_batch_size, step_seqs, virtual_stages, recompute, zero, devices_per_node, k,
+                                    cp)
+    out = pd.DataFrame({"name": ceil["name"].to_numpy()})
+    step_tokens = step_seqs * seq_len
+    peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
+    mft = model_flops_per_token(shape, seq_len)
+    # results["_low"] used the low ceilings (slow); a low time comes from the high ceilings
+    for level, src in (("", ""), ("_low", "_low"), ("_high", "_high")):
+        rate = step_tokens / results[src]["step_s"]
+        out[f"tokens_per_s{level}"] = rate
+        out[f"tokens_per_s_per_device{level}"] = rate / n
+        out[f"mfu{level}"] = rate / n * mft / peak
+    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        seconds = tokens / (step_tokens / results[src]["step_s"])
+        out[f"step_s{level}"] = results[src]["step_s"]
+        out[f"seconds{level}"] = seconds
+        out[f"days{level}"] = seconds / units.SECONDS_PER_DAY
+        out[f"device_hours{level}"] = seconds * n / units.SECONDS_PER_HOUR
+    for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "optimizer_s"):
+        out[part] = results[""][part]
+    state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero, n_devices=dp * cp) / (tp * pp)
+    acts = 0.0
+    if shape.shaped:
+        in_flight = min(pp, step_seqs / (micro_batch_size * dp))  # 1F1B keeps up to p micro-batches alive
+        # FlashAttention never stores the score matrix: "none" keeps what "selective" keeps
+        acts = memory.activation_bytes_per_layer(seq_len, micro_batch_size, shape.d_model, shape.n_heads,
+                                                 tensor_parallel=tp, sequence_parallel=tp > 1,
+                                                 recompute="full" if recompute == "full" else "selective"
+                                                 ) * shape.n_layers / pp * in_flight / cp
+    usable = ceil["memory_bytes"].to_numpy(dtype=float) * (1.0 - memory.DEFAULT_RESERVE_FRACTION)
+    out["memory_per_device_bytes"] = state + acts
+    out["fits"] = (state + acts) <= usable
+    out["tensor_parallel"], out["pipeline_parallel"], out["data_parallel"] = tp, pp, dp
+    out["context_parallel"] = cp
+    out["n_devices"], out["zero_stage"], out["recompute"], out["precision"] = n, zero, recompute, precision
+    out["seq_len"], out["micro_batch_size"], out["global_batch_tokens"] = seq_len, micro_batch_size, step_tokens
+    out["model"] = shape.name
+    out["matmul_source"] = (ceil[f"matmul_{precision}_source"].to_numpy() if utilization is None
+                            else np.full(len(out), f"your MFU {utilization:.0%} of the dense {precision} peak"))
+    out["memory_source"] = ceil["memory_bw_source"].to_numpy()
+    out["allreduce_source"] = ceil["allreduce_bw_source"].to_numpy()
+    out["network_source"] = net_source
+    why = np.full(len(out), "", dtype=object)
+    why[~np.isfinite(peak)] = f"no published dense {precision} peak"
+    why[(why == "") & ~np.isfinite(usable)] = "no published memory size"
+    why[(why == "") & ~np.isfinite(out["step_s"].to_numpy(dtype=float))] = (
+        "no published link or bandwidth figure for this parallel layout")
+    short = (why == "") & ~out["fits"].to_numpy() & check_memory
+    why[short] = [
+        f"needs {v / 1e9:.3g} GB per device, {u / 1e9:.3g} GB usable" for v, u in
+        zip(out.loc[short, "memory_per_device_bytes"], usable[short])]
+    out["feasible"] = why == ""
+    out["why"] = why
+    figures = [c for c in out.columns if c.split("_low")[0].split("_high")[0] in (
+        "step_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "seconds", "days", "device_hours")]
+    out.loc[~out["feasible"], figures] = np.nan
+    if single:
+        r = out.iloc[0]
+        if not r["feasible"]:
+            raise ValueError(_explain(r, shape, zero, tp, pp, recompute))
+        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+    return out
+
+
+def tokens_per_second_grid(params, precision="bf16", n_devices=8, seq_len=2048, global_batch_tokens=None,
+                           zero_stage=None, catalog=None, measurements=None, utilization=None, **overrides):
+    """Projected training tokens/s per device for models known only by their size.
+
+    The decision maps (:func:`accelkit.select.rank_grid`) need thousands of sizes at
+    once; this evaluates :func:`train_core` for each size over every device (data
+    parallel on ``n_devices``; no layer shape, so no attention or tensor-parallel
+    terms).
+
+    Returns
+    -------
+    numpy.ndarray, shape (len(params), devices) [tokens/s per device]
+    """
+    from .ceilings import ceilings_for as _ceilings
+
+    precision = check_choice("precision", precision, TRAIN_PRECISIONS)
+    params = np.atleast_1d(np.asarray(params, dtype=float))
+    check_positive("params", params, "a number of parameters")
+    n = int(n_devices)
+    zero = (1 if n > 1 else 0) if zero_stage is None else int(zero_stage)
+    gbt = float(2**22 if global_batch_tokens is None else global_batch_tokens)
+    step_seqs = max(np.floor(gbt / seq_len / n), 1.0) * n
+    k = constants(**overrides)
+    ceil, _ = _ceilings(None, catalog, measurements)
+    net_bw, _ = network_bandwidth(ceil, catalog, None)
+    rates = _rates(ceil, precision, "", net_bw, utilization)
+    out = np.empty((len(params), len(ceil)))
+    for i, size in enumerate(params):
+        shape = resolve_model({"name": "custom", "params": size})
+        res = train_core(shape, rates, 1, 1, n, seq_len, 1, step_seqs, 1, "selective", zero, 8, k)
+        out[i] = step_seqs * seq_len / res["step_s"] / n
+    return out
+
+
+def _explain(row, shape, zero, tp, pp, recompute):
+    if row["why"].startswith("needs"):
+        hints = []
+        if zero < 3:
+            hints.append(f"zero_stage={zero + 1}")
+        hints.append(f"tensor_parallel={tp * 2}")
+        hints.append(f"pipeline_parallel={pp * 2}")
+        if recompute != "full":
+            hints.append("recompute='full'")
+        return (f"{shape.name} does not fit on {row['name']} with this layout: {row['why']}; try "
+                + ", ".join(hints) + " or more devices")
+    return f"{row['name']}: {row['why']}"

@@ -1,0 +1,317 @@
+"""Validation in the open: the engine's projections against published measurements.
+
+``data/validation/measured.csv`` lists measurements people published -- batch-1
+decode speed, fixed-batch and maximum serving throughput, time to first token,
+training throughput, and micro-benchmarks -- each with its conditions and
+``source_url``. :func:`validate` projects every case with the engine and reports
+``predicted / measured``; :func:`summary` gives the error per category and overall
+as a *geometric-mean error* ``exp(mean |ln(predicted/measured)|) − 1`` (a case 2×
+too fast and one 2× too slow both count as 100 %), on all cases and on each half
+of the ``split`` column: the ``fit`` half is the only data :func:`fit` may use to set
+the engine's fitted constants; the ``holdout`` half is reported, never fitted.
+
+Custom architectures used by the cases (Megatron-LM's GPT configurations and the
+like) live in ``data/validation/models.csv`` with their sources.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+import pandas as pd
+
+from ..catalog import CatalogError, data_path
+from .constants import FITTED, constants, constants_table
+
+__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case",
+           "CATEGORIES", "METRICS", "CONVENTIONS"]
+
+CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
+              "microbench_matmul", "microbench_memory", "microbench_allreduce")
+#: metric -> unit it is given in
+METRICS = {
+    "tpot_s": "s", "ttft_s": "s", "request_latency_s": "s",
+    "output_tokens_per_s": "tokens/s", "output_tokens_per_s_per_device": "tokens/s",
+    "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
+    "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
+    "device_hours": "h", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
+}
+#: how a source counts training FLOP (to turn its TFLOP/s or MFU into tokens/s)
+CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_recompute")
+
+_INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
+             "output_tokens",
+             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage"]
+_FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
+
+
+@lru_cache(maxsize=2)
+def _read(path):
+    return pd.read_csv(path, dtype=str, keep_default_na=False)
+
+
+def load_validation_models(path=None):
+    """Architectures of the validation cases that are not presets: name -> dict."""
+    path = data_path("validation/models.csv") if path is None else path
+    frame = _read(path)
+    out = {}
+    for _, r in frame.iterrows():
+        spec = {k: r[k] for k in frame.columns if r[k] != "" and k not in ("source_url", "notes")}
+        for k in ("params", "n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab"):
+            if k in spec:
+                spec[k] = float(spec[k])
+        out[r["name"]] = spec
+    return out
+
+
+def load_measured(path=None):
+    """The validation cases, typed; raises :class:`CatalogError` naming line and column."""
+    path = data_path("validation/measured.csv") if path is None else path
+    frame = _read(path).copy()
+    problems = []
+    for col in _INT_COLS + _FLOAT_COLS:
+        if col not in frame.columns:
+            frame[col] = ""
+        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
+        for i in frame.index[(frame[col] != "") & values.isna()]:
+            problems.append(f"{path.name} line {i + 2}, column {col}: expected a number, got {frame.at[i, col]!r}")
+        frame[col] = values
+    for i, r in frame.iterrows():
+        where = f"{path.name} line {i + 2}"
+        if r["category"] not in CATEGORIES:
+            problems.append(f"{where}, column category: expected one of {', '.join(CATEGORIES)}, got {r['category']!r}")
+        if r["metric"] not in METRICS:
+            problems.append(f"{where}, column metric: expected one of {', '.join(METRICS)}, got {r['metric']!r}")
+        elif r["unit"] != METRICS[r["metric"]]:
+            problems.append(f"{where}, column unit: {r['metric']} is given in {METRICS[r['metric']]}, got {r['unit']!r}")
+        if r["split"] not in ("fit", "holdout"):
+            problems.append(f"{where}, column split: expected fit or holdout, got {r['split']!r}")
+        if not str(r["source_url"]).startswith("http"):
+            problems.append(f"{where}, column source_url: expected the URL of the published measurement")
+        if not (r["value"] > 0):
+            problems.append(f"{where}, column value: expected a measured value > 0")
+    if frame["case_id"].duplicated().any():
+        problems.append(f"{path.name}: duplicate case_id {frame.loc[frame['case_id'].duplicated(), 'case_id'].iloc[0]!r}")
+    if problems:
+        raise CatalogError(f"{path.name}: " + "; ".join(problems[:5]), problems)
+    return frame
+
+
+def _model_for(name, extra):
+    return extra.get(name, name)
+
+
+def _opt(value, cast=int):
+    return None if value is None or (isinstance(value, float) and np.isnan(value)) else cast(value)
+
+
+def _training_flops_per_token(convention, shape, seq_len):
+    from .training import model_flops_per_token
+
+    n_l, h, v = shape.n_layers, shape.d_model, (shape.vocab if np.isfinite(shape.vocab) else 0.0)
+    if convention == "6N":
+        return 6.0 * shape.active_params
+    if convention == "6N+attn":
+        # llm-foundry's MFU: 6 N (all parameters) + 12 n_layers d_model s (attention, no causal halving)
+        return 6.0 * shape.active_params + 12.0 * n_l * h * seq_len
+    if convention == "palm":
+        return model_flops_per_token(shape, seq_len)
+    # Narayanan et al. 2021, appendix: 96 B s l h² (1 + s/6h + V/16lh) per batch with full recompute
+    # (4 passes); without recomputation 72 B s l h² (1 + s/6h + V/12lh) (3 passes)
+    if convention == "megatron_full_recompute":
+        return 96.0 * n_l * h * h * (1.0 + seq_len / (6.0 * h) + v / (16.0 * n_l * h))
+    if convention == "megatron_no_recompute":
+        return 72.0 * n_l * h * h * (1.0 + seq_len / (6.0 * h) + v / (12.0 * n_l * h))
+    raise ValueError(f"flop_convention must be one of {', '.join(CONVENTIONS)}; got {convention!r}")
+
+
+def predict_case(case, extra_models=None, **constant_overrides):
+    """The engine's projection of one case's metric (same unit as the case's value)."""
+    from . import ceilings
+    from .inference import inference
+    from .shapes import resolve_model
+    from .training import training
+
+    extra = load_validation_models() if extra_models is None else extra_models
+    metric, cat = case["metric"], case["category"]
+    if cat == "microbench_matmul":
+        return ceilings.matmul_flops(case["device"], case["precision"]) / 1e12
+    if cat == "microbench_memory":
+        return ceilings.memory_bandwidth(case["device"]) / 1e9
+    if cat == "microbench_allreduce":
+        return ceilings.allreduce_bus_bandwidth(case["device"], int(case["n_devices"]),
+                                                float(case.get("message_bytes") or 1 << 30)) / 1e9
+    model = _model_for(case["model"], extra)
+    if cat == "training":
+        seq = int(case["seq_len"])
+        r = training(case["device"], model, tokens=float(case["tokens"]) if case["tokens"] == case["tokens"] else 1e12,
+                     precision=case["precision"] or "bf16", n_devices=int(case["n_devices"]),
+                     tensor_parallel=_opt(case["tensor_parallel"]) or 1,
+                     pipeline_parallel=_opt(case["pipeline_parallel"]) or 1, seq_len=seq,
+                     global_batch_tokens=_opt(case["global_batch_tokens"], float),
+                     recompute=case["recompute"] or "selective", zero_stage=_opt(case["zero_stage"]),
+                     micro_batch_size=_opt(case["micro_batch"]) or 1,
+                     virtual_stages=_opt(case["virtual_stages"]) or 1,
+                     context_parallel=_opt(case["context_parallel"]) or 1,
+                     network_gbps=_opt(case["network_gbps"], float), check_memory=False, **constant_overrides)
+        shape = resolve_model(model)
+        per_dev = r["tokens_per_s_per_device"]
+        if metric == "tokens_per_s_per_device":
+            return per_dev
+        if metric == "step_s":
+            return r["step_s"]
+        if metric == "device_hours":
+            return r["device_hours"]
+        flops = _training_flops_per_token(case["flop_convention"] or "palm", shape, seq) * per_dev
+        if metric == "tflops_per_device":
+            return flops / 1e12
+        if metric == "mfu":
+            peak = ceilings.device_ceilings().set_index("name").loc[case["device"], f"peak_{case['precision'] or 'bf16'}"]
+            return flops / peak
+        raise ValueError(f"metric {metric!r} is not a training metric")
+    r = inference(case["device"], model, precision=case["precision"] or "bf16", n_devices=int(case["n_devices"]),
+                  tensor_parallel=_opt(case["tensor_parallel"]), batch_size=_opt(case["batch_size"]),
+                  input_tokens=int(case["input_tokens"]), output_tokens=int(case["output_tokens"]),
+                  kv_precision=case["kv_precision"] or None, schedule=case["schedule"] or "continuous",
+                  max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
+                  **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
+                        if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
+                     **constant_overrides})
+    if metric in r:
+        return r[metric]
+    if metric.startswith("total_tokens_per_s"):
+        base = r[metric.replace("total_", "output_")]
+        return base * (case["input_tokens"] + case["output_tokens"]) / case["output_tokens"]
+    raise ValueError(f"metric {metric!r} is not an inference metric")
+
+
+def validate(path=None, **constant_overrides):
+    """Every case with ``predicted`` (in the case's unit), ``ratio`` = projected speed / measured
+    speed (for a time, measured / projected: above 1 always means too optimistic) and
+    ``error`` = ratio − 1.
+
+    A case the engine cannot project (a device or figure missing) gets NaN and
+    its reason in ``problem``.
+    """
+    cases = load_measured(path)
+    extra = load_validation_models()
+    predicted, problems = [], []
+    for _, case in cases.iterrows():
+        try:
+            predicted.append(float(predict_case(case, extra, **constant_overrides)))
+            problems.append("")
+        except (ValueError, KeyError) as exc:
+            predicted.append(np.nan)
+            problems.append(str(exc))
+    out = cases.copy()
+    out["predicted"] = predicted
+    # compare as speeds, so that a ratio above 1 always means "too optimistic"
+    is_time = out["unit"].isin(["s", "h"])
+    out["ratio"] = np.where(is_time, out["value"] / out["predicted"], out["predicted"] / out["value"])
+    out["error"] = out["ratio"] - 1.0
+    out["problem"] = problems
+    return out
+
+
+def _gm_error(ratios):
+    r = np.asarray(ratios, dtype=float)
+    r = r[np.isfinite(r) & (r > 0)]
+    return float(np.exp(np.mean(np.abs(np.log(r)))) - 1.0) if r.size else np.nan
+
+
+def summary(results):
+    """Geometric-mean error per category, split and overall, with counts and the worst case."""
+    rows = []
+    groups = [("all", results)] + [(c, results[results["category"] == c]) for c in CATEGORIES
+                                    if (results["category"] == c).any()]
+    for name, g in groups:
+        ok = g[np.isfinite(g["ratio"])]
+        worst = ok.loc[np.abs(np.log(ok["ratio"])).idxmax()] if len(ok) else None
+        rows.append({
+            "category": name, "cases": len(g), "projected": len(ok),
+            "gm_error": _gm_error(ok["ratio"]),
+            "gm_error_fit": _gm_error(ok.loc[ok["split"] == "fit", "ratio"]),
+            "gm_error_holdout": _gm_error(ok.loc[ok["split"] == "holdout", "ratio"]),
+            "median_ratio": float(ok["ratio"].median()) if len(ok) else np.nan,
+            "worst_case": worst["case_id"] if worst is not None else "",
+            "worst_ratio": float(worst["ratio"]) if worst is not None else np.nan,
+        })
+    return pd.DataFrame(rows)
+
+
+def fit(path=None, names=FITTED, passes=3, grid=None):
+    """Set the fitted constants by minimising ``mean |ln(predicted/measured)|`` on the
+    ``fit`` split only (coordinate search over a log-spaced grid per constant).
+
+    Returns
+    -------
+    (dict, pandas.DataFrame)
+        The fitted values, and the summary before and after.
+    """
+    cases = load_measured(path)
+    fit_cases = cases[cases["split"] == "fit"]
+    extra = load_validation_models()
+    base = constants()
+    current = {n: base[n] for n in names}
+    grids = grid or {
+        "decode_step_overhead_s": np.r_[0.0, np.geomspace(1e-5, 3e-3, 25)],
+        "decode_layer_overhead_s": np.r_[0.0, np.geomspace(1e-7, 1e-4, 25)],
+        "prefill_overhead_s": np.r_[0.0, np.geomspace(1e-4, 5e-2, 20)],
+        "train_elementwise_bytes_per_token_layer": np.r_[0.0, np.geomspace(5.0, 400.0, 20)],
+        "train_step_overhead_s": np.r_[0.0, np.geomspace(1e-3, 2.0, 20)],
+        "dp_overlap": np.linspace(0.0, 1.0, 11),
+        "roofline_overlap": np.linspace(0.0, 1.0, 11),
+        "gemm_fraction": np.linspace(0.5, 1.0, 21),
+        "attention_fraction": np.linspace(0.3, 1.0, 15),
+        "serving_allreduce_latency_s": np.r_[0.0, np.geomspace(2e-6, 1e-4, 18)],
+    }
+    relevant = {
+        "decode_step_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
+        "decode_layer_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
+        "prefill_overhead_s": ("ttft",),
+        "train_elementwise_bytes_per_token_layer": ("training",),
+        "train_step_overhead_s": ("training",),
+        "dp_overlap": ("training",),
+        "roofline_overlap": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
+        "gemm_fraction": CATEGORIES,
+        "attention_fraction": CATEGORIES,
+        "serving_allreduce_latency_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
+    }
+
+    def loss(values, cats):
+        sel = fit_cases[fit_cases["category"].isin(cats)]
+        errs = []
+        for _, case in sel.iterrows():
+            try:
+                p = float(predict_case(case, extra, **values))
+            except (ValueError, KeyError):
+                continue
+            if np.isfinite(p) and p > 0:
+                errs.append(abs(np.log(p / case["value"])))
+        return float(np.mean(errs)) if errs else np.inf
+
+    before = summary(validate(path))
+    for _ in range(passes):
+        for name in names:
+            cats = relevant[name]
+            scores = [loss({**current, name: v}, cats) for v in grids[name]]
+            current[name] = float(grids[name][int(np.argmin(scores))])
+    after = summary(validate(path, **current))
+    return current, pd.concat([before.assign(when="before"), after.assign(when="after")], ignore_index=True)
+
+
+def write_constants(values, date, path=None):
+    """Write fitted values into ``data/projection_constants.csv`` (how_set says when and on what)."""
+    path = data_path("projection_constants.csv") if path is None else path
+    table = constants_table(path)
+    table["value"] = table["value"].map(lambda v: f"{v:.6g}").astype(object)
+    for name, value in values.items():
+        i = table.index[table["name"] == name][0]
+        table.at[i, "value"] = f"{value:.6g}"
+        table.at[i, "how_set"] = f"fitted by accelkit validate --fit on the fit split of measured.csv ({date})"
+    table.to_csv(path, index=False, lineterminator="\n")
+    from .constants import _load
+
+    _load.cache_clear()
+    return path

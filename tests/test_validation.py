@@ -1,0 +1,96 @@
+"""`accelkit validate`: every published measurement, projected and compared.
+
+Each case of ``data/validation/measured.csv`` is its own test: the projection must
+land within a factor of 2 of what was measured (the acceptance of the projection
+issue), and the whole set within a 15 % geometric-mean error. A failure names the
+case, the source and both numbers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accelkit.projection import validation as V
+
+CASES = V.load_measured()
+
+
+@pytest.fixture(scope="module")
+def results():
+    return V.validate()
+
+
+def test_the_validation_set_is_broad():
+    assert len(CASES) >= 40
+    counts = CASES["category"].value_counts()
+    for category in ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training"):
+        assert counts.get(category, 0) >= 5, f"too few {category} cases"
+    vendors = set(CASES["device"])
+    assert {"H100 SXM", "Instinct MI300X"} <= vendors
+    assert vendors & {"TPU v5e", "TPU v5p", "TPU v6e", "Gaudi 2", "Gaudi 3"}
+    assert set(CASES["split"]) == {"fit", "holdout"}
+    assert CASES["source_url"].str.startswith("http").all()
+
+
+@pytest.mark.parametrize("case_id", CASES["case_id"].tolist())
+def test_case_within_a_factor_of_two(results, case_id):
+    row = results.set_index("case_id").loc[case_id]
+    assert not row["problem"], f"{case_id} could not be projected: {row['problem']}"
+    assert 0.5 < row["ratio"] < 2.0, (
+        f"{case_id} ({row['device']}, {row['model']}): measured {row['value']:.4g} {row['unit']}, projected "
+        f"{row['predicted']:.4g} -- off by {row['ratio']:.2f}x in speed (source: {row['source_url']})")
+
+
+def test_geometric_mean_error_within_15_percent(results):
+    summary = V.summary(results).set_index("category")
+    assert summary.loc["all", "gm_error"] <= 0.15, summary.to_string()
+    assert summary.loc["all", "gm_error_holdout"] <= 0.20, "the held-out half should not be much worse"
+
+
+def test_summary_counts_every_category(results):
+    summary = V.summary(results)
+    assert set(summary["category"]) >= {"all", "training", "ttft"}
+    assert summary.loc[summary["category"] == "all", "cases"].iloc[0] == len(CASES)
+
+
+def test_fitted_constants_say_how_they_were_set():
+    from accelkit.projection.constants import FITTED, constants_table
+
+    table = constants_table().set_index("name")
+    for name in FITTED:
+        assert "fit split" in table.loc[name, "how_set"], f"{name}: how_set should say it was fitted on the fit split"
+
+
+def test_bad_measured_file_names_line_and_column(tmp_path):
+    path = tmp_path / "measured.csv"
+    frame = pd.read_csv(V.data_path("validation/measured.csv"), dtype=str, keep_default_na=False).head(3)
+    frame.loc[1, "metric"] = "furlongs"
+    frame.to_csv(path, index=False)
+    V._read.cache_clear()
+    with pytest.raises(ValueError, match="line 3, column metric"):
+        V.load_measured(path)
+
+
+def test_validate_command_prints_the_summary_and_writes_a_chart(tmp_path):
+    chart = tmp_path / "validation.html"
+    out = subprocess.run([sys.executable, "-m", "accelkit.cli", "validate", "--category", "ttft",
+                          "--chart", str(chart)], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "geometric-mean error" in out.stdout and "training" in out.stdout
+    assert chart.exists() and chart.stat().st_size > 100_000
+    again = subprocess.run([sys.executable, "-m", "accelkit.cli", "validate", "--chart", str(chart)],
+                           capture_output=True, text=True, timeout=300)
+    assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_validation_chart_draws_every_projected_case(results):
+    from accelkit.plots import validation_chart
+
+    fig = validation_chart(results)
+    points = sum(len(t.x) for t in fig.data if t.mode == "markers")
+    assert points == int(np.isfinite(results["predicted"]).sum())
