@@ -11,10 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import roofline
 from .catalog import find, load_catalog
-from .memory import bytes_per_param
-from .models import find_model
 
 __all__ = ["bert_t4_vs_v100", "edge_table_claims", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud",
            "SEED_EDGE_TABLE"]
@@ -25,9 +22,10 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
     """Source text 003 §2.2: "T4 beats V100 at small batch for BERT inference,
     because of memory bandwidth (T4: 320 GB/s vs V100: 900 GB/s)".
 
-    Model: the roofline bound of one BERT forward pass per batch, intensity
-    ``2·N·B·S / (N · bytes)`` (weights read once, activations ignored -- generous to
-    the smaller device), attainable FLOP/s ``min(P, BW · I)``, time ``2·N·B·S / attainable``.
+    Model: the projection engine's forward pass of an encoder over a batch
+    (:func:`accelkit.projection.inference` with one prefill per request): weight read
+    at the achievable bandwidth, linear layers and bidirectional attention at the
+    achievable matmul rate, plus the fitted per-pass overhead.
 
     Parameters
     ----------
@@ -43,36 +41,36 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
     Returns
     -------
     (pandas.DataFrame, str)
-        Per batch and configuration: ``device, precision, batch, intensity,
-        attainable_tflops, bound, latency_ms, tflops_per_w``; and the verdict.
+        Per batch and configuration: ``device, precision, batch, latency_ms`` (+
+        ``_low``/``_high``), ``sequences_per_s``, ``sequences_per_s_per_w``,
+        ``source``; and the verdict.
     """
+    from . import projection
+
     catalog = load_catalog() if catalog is None else catalog
-    bert = find_model(model)
-    n = float(bert["params"])
     configs = [(find(v100, catalog), precision), (find(t4, catalog), precision)]
     if t4_int8:
         configs.append((find(t4, catalog), "int8"))
     rows = []
     for device, p in configs:
-        col = {"fp16": "fp16_tflops", "bf16": "bf16_tflops", "int8": "int8_tops", "fp32": "fp32_tflops"}[p]
-        peak = float(device[col]) * 1e12
-        bw = float(device["memory_bw_gbs"]) * 1e9
-        if np.isnan(peak):
-            continue
         for b in batches:
-            flops = 2.0 * n * b * seq_len
-            intensity = flops / (n * bytes_per_param(p))
-            att = float(roofline.attainable_flops(peak, bw, intensity))
+            try:
+                r = projection.inference(device["name"], model, precision=p, batch_size=b, input_tokens=seq_len,
+                                         output_tokens=1, schedule="static", catalog=catalog, check_memory=False)
+            except ValueError:
+                break  # no published peak at this precision
             rows.append({
-                "device": device["name"], "precision": p, "batch": b, "intensity": intensity,
-                "attainable_tflops": att / 1e12, "bound": roofline.bound(peak, bw, intensity),
-                "latency_ms": flops / att * 1e3, "tflops_per_w": att / 1e12 / float(device["tdp_w"]),
+                "device": device["name"], "precision": p, "batch": b, "latency_ms": r["ttft_s"] * 1e3,
+                "latency_ms_low": r["ttft_s_low"] * 1e3, "latency_ms_high": r["ttft_s_high"] * 1e3,
+                "sequences_per_s": b / r["ttft_s"],
+                "sequences_per_s_per_w": b / r["ttft_s"] / float(device["tdp_w"]),
+                "source": f"matmul: {r['matmul_source']} | memory: {r['memory_source']}",
             })
     table = pd.DataFrame(rows)
     same = table[table["precision"] == precision].pivot(index="batch", columns="device", values="latency_ms")
     v_name, t_name = configs[0][0]["name"], configs[1][0]["name"]
     t4_faster = (same[t_name] < same[v_name]).any()
-    eff = table[table["precision"] == precision].pivot(index="batch", columns="device", values="tflops_per_w")
+    eff = table[table["precision"] == precision].pivot(index="batch", columns="device", values="sequences_per_s_per_w")
     t4_greener = (eff[t_name] > eff[v_name]).all()
     ratio = (same[t_name] / same[v_name]).iloc[0]
     int8_lead = None
@@ -86,12 +84,12 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
     verdict = (
         f"On speed the claim {'holds at some batch sizes' if t4_faster else 'does not hold at any batch size'}: "
         f"at batch {same.index[0]} the {v_name} finishes a {precision} forward pass in "
-        f"{same[v_name].iloc[0]:.2f} ms and the {t_name} in {same[t_name].iloc[0]:.2f} ms ({ratio:.1f}× slower). "
-        f"Bandwidth favours the V100 ({configs[0][0]['memory_bw_gbs']:.0f} vs {configs[1][0]['memory_bw_gbs']:.0f} GB/s), "
-        f"so small, memory-bound batches are exactly where it leads. "
+        f"{same[v_name].iloc[0]:.2f} ms and the {t_name} in {same[t_name].iloc[0]:.2f} ms ({ratio:.1f}× slower; "
+        f"projected). Bandwidth favours the V100 ({configs[0][0]['memory_bw_gbs']:.0f} vs "
+        f"{configs[1][0]['memory_bw_gbs']:.0f} GB/s), so small, memory-bound batches are exactly where it leads. "
         + (f"The {t_name} does win per watt at every batch ({eff[t_name].iloc[0]:.2f} vs {eff[v_name].iloc[0]:.2f} "
-           f"TFLOP/s per W at batch {eff.index[0]}), and on rental price, which is the better reading of the anecdote."
-           if t4_greener else "")
+           f"sequences/s per W at batch {eff.index[0]}), and on rental price, which is the better reading of the "
+           "anecdote." if t4_greener else "")
         + (f" Only in int8 -- which the T4's tensor cores run and the V100's do not -- does the {t_name} overtake "
            f"the {v_name}, from batch {int8_lead} up: at larger batches, not smaller ones." if int8_lead else "")
     )
@@ -168,9 +166,9 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     from .demand import devices_needed
 
     catalog = load_catalog() if catalog is None else catalog
-    preset = find_model(model)
-    per_frame = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
-        else 2.0 * float(preset["params"])
+    from .projection.vision import frame_flops
+
+    per_frame, preset = frame_flops(model)
     required = streams * fps * per_frame
     int8, basis = int8_dense_estimate(catalog)
     edge = find(edge_device, catalog)
@@ -250,13 +248,15 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
     for name, value in (("uplink_mbps", uplink_mbps), ("frame_kb", frame_kb), ("utilization", utilization)):
         if not value > 0:
             raise ValueError(f"{name} must be > 0; got {value}")
-    preset = find_model(model)
-    per_frame = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
-        else 2.0 * float(preset["params"])
+    from .projection.vision import frame_flops
+
+    per_frame, preset = frame_flops(model)
     int8, _ = int8_dense_estimate(catalog)
     edge, cloud = find(edge_device, catalog), find(cloud_device, catalog)
-    infer_cloud = per_frame / (int8[cloud.name] * utilization) * 1e3
-    infer_edge = per_frame / (int8[edge.name] * utilization) * 1e3
+    from .projection.vision import seconds_at_utilization
+
+    infer_cloud = seconds_at_utilization(per_frame, int8[cloud.name], utilization) * 1e3
+    infer_edge = seconds_at_utilization(per_frame, int8[edge.name], utilization) * 1e3
     upload = frame_kb * 8.0 / uplink_mbps
     rows = [
         ("cloud", "network round trip", rtt_ms), ("cloud", "frame upload", upload),

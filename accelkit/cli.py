@@ -147,6 +147,11 @@ def cmd_validate(args):
     except (ValueError, OSError) as exc:
         print(f"accelkit validate: {exc}", file=sys.stderr)
         return 2
+    if args.write_errors:
+        import datetime
+
+        path = V.write_errors(results, datetime.date.today().isoformat())
+        print(f"model errors written: {path}")
     for target in (args.chart, args.csv):
         if target and Path(target).exists() and not args.force:
             print(f"accelkit validate: {target} already exists; add --force to replace it", file=sys.stderr)
@@ -211,6 +216,8 @@ def build_parser():
     val.add_argument("--fit", action="store_true", help="refit the fitted constants on the fit split, then report")
     val.add_argument("--passes", type=int, default=3, help="coordinate-search passes of --fit (default 3)")
     val.add_argument("--write", action="store_true", help="with --fit: write the constants to data/projection_constants.csv")
+    val.add_argument("--write-errors", action="store_true",
+                     help="store each category's geometric-mean error (the ranges' model term) in data/projection_constants.csv")
     val.set_defaults(func=cmd_validate)
     return parser
 

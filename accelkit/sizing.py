@@ -202,17 +202,22 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     proj = project_scenario(scenario, catalog, measurements)
     proj = proj.drop(columns=[c for c in ("name",) if c in proj])
     out = pd.concat([out, proj], axis=1)
-    rate = out["work_per_device_hour"] / units.SECONDS_PER_HOUR  # work per second per device
-    if scenario.workload in TRAINING_WORKLOADS:
-        target_s = scenario.time_target_days * units.SECONDS_PER_DAY
-        out["devices_for_target"] = np.ceil(np.round(scenario.tokens / (rate * target_s), 9)).clip(lower=1)
-        out["device_hours"] = scenario.tokens / rate / units.SECONDS_PER_HOUR
-    else:
+    training = scenario.workload in TRAINING_WORKLOADS
+    if not training:
         required = need.get("requests_per_s", scenario.requests_per_s) * (
-            scenario.output_tokens if out["kind"].iloc[0] == "llm" else 1.0) if len(out) else 0.0
-        out["devices_for_target"] = np.ceil(np.round(required / rate, 9)).clip(lower=1)
-        # serving runs around the clock: an hour of serving costs one device-hour per device
-        out["device_hours"] = out["devices_for_target"]
+            scenario.output_tokens if len(out) and out["kind"].iloc[0] == "llm" else 1.0)
+    # a fast projection (the "_high" rate) needs the fewest devices: the count's low end
+    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        rate = out[f"work_per_device_hour{src}"] / units.SECONDS_PER_HOUR  # work per second per device
+        if training:
+            target_s = scenario.time_target_days * units.SECONDS_PER_DAY
+            out[f"devices_for_target{level}"] = np.ceil(np.round(scenario.tokens / (rate * target_s), 9)).clip(lower=1)
+            out[f"device_hours{level}"] = scenario.tokens / rate / units.SECONDS_PER_HOUR
+        else:
+            out[f"devices_for_target{level}"] = np.ceil(np.round(required / rate, 9)).clip(lower=1)
+            # serving runs around the clock: an hour of serving costs one device-hour per device
+            out[f"device_hours{level}"] = out[f"devices_for_target{level}"]
+    if not training:
         out["days_on_n"] = np.nan
     out["cloud_usd"] = out["device_hours"] * out["cloud_usd_per_hour"]
     mem = memory_need(scenario)
@@ -387,10 +392,9 @@ def cluster_scaling(scenario, device, counts, micro_batch, accumulation_steps=1,
 
 def frame_flops(model_name):
     """FLOP of one forward pass of a vision preset (its published figure, or 2·N)."""
-    row = find_model(model_name)
-    if pd.notna(row.get("forward_flop_per_sample")):
-        return float(row["forward_flop_per_sample"]), row
-    return 2.0 * float(row["params"]), row
+    from .projection.vision import frame_flops as _frame_flops
+
+    return _frame_flops(model_name)
 
 
 def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=0.3, latency_ms=None,
@@ -446,10 +450,12 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     out = rows[["name", "vendor", "tdp_w", "power_mode", "price_usd", "memory_gb"]].copy()
     out["ops_per_s"] = ops
     out["basis"] = basis
-    required = streams * fps * per_frame
-    out["units"] = np.ceil(np.round(required / (ops * utilization), 9)).clip(lower=1)
-    out["fps_per_unit"] = ops * utilization / per_frame
-    out["frame_ms"] = per_frame / (ops * utilization) * 1e3
+    from .projection.vision import seconds_at_utilization
+
+    frame_s = seconds_at_utilization(per_frame, ops, utilization)
+    out["fps_per_unit"] = 1.0 / frame_s
+    out["units"] = np.ceil(np.round(streams * fps / out["fps_per_unit"], 9)).clip(lower=1)
+    out["frame_ms"] = frame_s * 1e3
     out["power_w"] = out["units"] * out["tdp_w"]
     out["cost_usd"] = out["units"] * out["price_usd"]
     weights = float(preset["params"]) * memory.bytes_per_param(precision)

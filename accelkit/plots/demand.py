@@ -10,6 +10,13 @@ from ._common import PALETTE, add_lines, empty_figure, layout, vendor_color
 __all__ = ["devices_needed_chart", "memory_breakdown_chart", "seed_rule_chart"]
 
 
+def _wrap(texts, width=70):
+    """Hover text broken into lines (plotly does not wrap)."""
+    import textwrap
+
+    return ["<br>".join(textwrap.wrap(str(t), width)) for t in texts]
+
+
 def devices_needed_chart(table, title):
     """Devices needed per accelerator: for compute (bar) and for memory (marker).
 
@@ -22,15 +29,21 @@ def devices_needed_chart(table, title):
     data["memory_shown"] = data["min_devices_memory"].replace(np.inf, np.nan)
     data = data.sort_values("devices_needed", ascending=False, na_position="first")
     hover_cost = [f"${c:,.0f}" if c == c else "no price in the catalogue" for c in data["cloud_usd"]]
+    low = data.get("devices_for_target_low", data["devices_for_target"])
+    high = data.get("devices_for_target_high", data["devices_for_target"])
+    source = data.get("matmul_source", "").astype(str) if "matmul_source" in data else [""] * len(data)
     fig = go.Figure()
     fig.add_trace(
         go.Bar(
-            y=data["name"], x=data["devices_for_target"], orientation="h", name="for compute",
+            y=data["name"], x=data["devices_for_target"], orientation="h", name="for the target (projected)",
             marker={"color": [vendor_color(v) for v in data["vendor"]]},
-            customdata=np.stack([data["peak_flops"] / 1e12, data["device_hours"], hover_cost], axis=-1),
-            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices for compute"
-            "<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
-            "<br>rent: %{customdata[2]}<extra></extra>",
+            error_x={"type": "data", "symmetric": False, "array": (high - data["devices_for_target"]).clip(lower=0),
+                     "arrayminus": (data["devices_for_target"] - low).clip(lower=0), "color": "#555"},
+            customdata=np.stack([data["peak_flops"] / 1e12, data["device_hours"], hover_cost, low, high,
+                                 _wrap(source)], axis=-1),
+            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices for the target (range %{customdata[3]:.0f}-"
+            "%{customdata[4]:.0f})<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
+            "<br>rent: %{customdata[2]}<br>efficiency: %{customdata[5]}<extra></extra>",
         )
     )
     fig.add_trace(

@@ -22,7 +22,8 @@ def roofline_chart(devices, workloads, precision, title=None):
     precision : str
         For the axis label.
     """
-    title = title or f"Roofline at {precision}: attainable = min(peak, bandwidth × intensity)"
+    title = title or (f"Roofline at {precision}: attainable = min(peak, bandwidth × intensity); "
+                      "dashed: the achievable ceilings")
     devices = devices.dropna(subset=["peak_flops", "bandwidth"])
     if devices.empty:
         return empty_figure(f"No selected device publishes both a {precision} peak and a bandwidth", title)
@@ -40,6 +41,16 @@ def roofline_chart(devices, workloads, precision, title=None):
             hovertemplate=(f"<b>{d['name']}</b><br>intensity %{{x:.3g}} FLOP/B<br>attainable %{{y:,.1f}} {unit}"
                            f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
         ))
+        if np.isfinite(d.get("achievable_flops", np.nan)) and np.isfinite(d.get("achievable_bandwidth", np.nan)):
+            ya = np.minimum(d["achievable_flops"], d["achievable_bandwidth"] * x) / 1e12
+            src = "<br>".join(str(d.get("efficiency_source", ""))[i:i + 80]
+                              for i in range(0, len(str(d.get("efficiency_source", ""))), 80))
+            fig.add_trace(go.Scatter(
+                x=x, y=ya, mode="lines", name=f"{d['name']} (achievable)", showlegend=False,
+                line={"color": color, "width": 1.5, "dash": "dash"},
+                hovertemplate=(f"<b>{d['name']}</b>, achievable (published measurements)<br>intensity %{{x:.3g}} "
+                               f"FLOP/B<br>attainable %{{y:,.1f}} {unit}<br>{src}<extra></extra>"),
+            ))
         pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / 1e12
         fig.add_trace(go.Scatter(
             x=workloads["intensity"], y=pts, mode="markers", showlegend=False,
@@ -67,10 +78,16 @@ def bert_claim_chart(table):
         fig.add_trace(go.Scatter(
             x=group["batch"], y=group["latency_ms"], mode="lines+markers", name=f"{device} ({precision})",
             line={"color": PALETTE[i % len(PALETTE)], "dash": "dot" if precision == "int8" else "solid"},
-            customdata=np.stack([group["attainable_tflops"], group["bound"], group["tflops_per_w"]], axis=-1),
-            hovertemplate="batch %{x}<br>%{y:.3f} ms per batch<br>%{customdata[0]:.1f} TFLOP/s attainable"
-                          " (%{customdata[1]}-bound)<br>%{customdata[2]:.2f} TFLOP/s per W<extra></extra>",
+            error_y={"type": "data", "symmetric": False, "array": group["latency_ms_high"] - group["latency_ms"],
+                     "arrayminus": group["latency_ms"] - group["latency_ms_low"]},
+            customdata=np.stack([group["sequences_per_s"], group["sequences_per_s_per_w"],
+                                 group["latency_ms_low"], group["latency_ms_high"],
+                                 ["<br>".join(str(t)[i:i + 80] for i in range(0, len(str(t)), 80))
+                                  for t in group["source"]]], axis=-1),
+            hovertemplate="batch %{x}<br>%{y:.3f} ms per batch (%{customdata[2]:.3f}-%{customdata[3]:.3f})"
+                          "<br>%{customdata[0]:,.0f} sequences/s, %{customdata[1]:.2f} per W"
+                          "<br>%{customdata[4]}<extra></extra>",
         ))
     fig.update_xaxes(type="log", title="batch [sequences]")
-    fig.update_yaxes(type="log", title="time per batch [ms] (roofline bound)")
+    fig.update_yaxes(type="log", title="time per batch [ms] (projected)")
     return layout(fig, "BERT-base inference: V100 vs T4 (the source text's claim)", height=400)

@@ -22,6 +22,10 @@ ceilings of :mod:`accelkit.projection.ceilings`:
 * **static batches** (``schedule="static"``): prefill of all ``B`` prompts, then
   ``O`` decode steps; throughput = ``B·O / (prefill + O · step)``.
 
+Every figure's ``_low``/``_high`` spans the efficiencies' published spread, widened by
+the engine's geometric-mean error on published measurements of that kind
+(``model_error_*`` in ``data/projection_constants.csv``, from ``accelkit validate``).
+
 ``batch_size=None`` fills memory the way a paged-KV engine does (sequences at mean
 context ``L + O/2`` in the KV room left after the weights, with
 ``serving_reserve_fraction`` kept free) up to ``max_batch_size`` (vLLM defaults).
@@ -303,6 +307,14 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         out[f"output_tokens_per_s{level}"] = group
         out[f"output_tokens_per_s_per_device{level}"] = group / n_devices
         out[f"requests_per_s{level}"] = group / output_tokens
+    # widen by the engine's own error on published measurements of the same kind
+    e_ttft, e_decode = k["model_error_ttft"], k["model_error_decode"]
+    e_rate = k["model_error_throughput"] if batch_size is None else e_decode
+    for name, e in (("ttft_s", e_ttft), ("prefill_s", e_ttft), ("tpot_s", e_decode), ("decode_step_s", e_decode),
+                    ("request_latency_s", e_decode), ("output_tokens_per_s", e_rate),
+                    ("output_tokens_per_s_per_device", e_rate), ("requests_per_s", e_rate)):
+        out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
+        out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     batch_used = pick(batch)
     out.update({
         "batch_size": batch_used, "tensor_parallel": tp_used, "replicas": replicas,

@@ -22,6 +22,9 @@ data-parallel ``d`` groups, one optimizer step of ``G`` sequences of ``s`` token
   ``dp_overlap`` of it hidden behind the backward pass ([6]_);
 * the optimizer step streams about 32 bytes per (sharded) parameter.
 
+Ranges span the efficiencies' published spread, widened by the engine's
+geometric-mean error on published training runs (``model_error_training``).
+
 MFU is the model FLOPs of PaLM's convention ([7]_ appendix B: ``6·N + 12·n_layers·
 d_attn·s`` per token, no recomputation) per second over the dense datasheet peak.
 
@@ -255,6 +258,11 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
         out[f"seconds{level}"] = seconds
         out[f"days{level}"] = seconds / units.SECONDS_PER_DAY
         out[f"device_hours{level}"] = seconds * n / units.SECONDS_PER_HOUR
+    # widen by the engine's own error on published training measurements
+    e = k["model_error_training"]
+    for name in ("step_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "seconds", "days", "device_hours"):
+        out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
+        out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "optimizer_s"):
         out[part] = results[""][part]
     state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero, n_devices=dp * cp) / (tp * pp)

@@ -301,6 +301,37 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
     return current, pd.concat([before.assign(when="before"), after.assign(when="after")], ignore_index=True)
 
 
+#: constant -> the validation categories whose geometric-mean error it holds
+ERROR_CONSTANTS = {
+    "model_error_training": ("training",),
+    "model_error_decode": ("decode_batch1", "fixed_batch_throughput"),
+    "model_error_throughput": ("max_throughput",),
+    "model_error_ttft": ("ttft",),
+}
+
+
+def model_errors(results):
+    """The geometric-mean error of each group of categories (the ranges' model term)."""
+    return {name: _gm_error(results.loc[results["category"].isin(cats), "ratio"])
+            for name, cats in ERROR_CONSTANTS.items()}
+
+
+def write_errors(results, date, path=None):
+    """Store :func:`model_errors` in ``data/projection_constants.csv``."""
+    path = data_path("projection_constants.csv") if path is None else path
+    table = constants_table(path)
+    table["value"] = table["value"].map(lambda v: f"{v:.6g}").astype(object)
+    for name, value in model_errors(results).items():
+        i = table.index[table["name"] == name][0]
+        table.at[i, "value"] = f"{value:.4g}"
+        table.at[i, "how_set"] = f"accelkit validate --write-errors: geometric-mean error of these cases ({date})"
+    table.to_csv(path, index=False, lineterminator="\n")
+    from .constants import _load
+
+    _load.cache_clear()
+    return path
+
+
 def write_constants(values, date, path=None):
     """Write fitted values into ``data/projection_constants.csv`` (how_set says when and on what)."""
     path = data_path("projection_constants.csv") if path is None else path

@@ -22,27 +22,36 @@ class ClusterPanel(Panel):
 
     title = "Training cluster"
 
-    def __init__(self, scenario=None, catalog=None, device="A100 80GB SXM", devices_per_node=8, network_gbps=200.0,
-                 intra_gbs=0.0, micro_batch=None, accumulation_steps=1, overlap=0.5, node_overhead_w=0.0):
+    def __init__(self, scenario=None, catalog=None, device="A100 80GB SXM", devices_per_node=8, network_gbps=0.0,
+                 intra_gbs=0.0, micro_batch=None, accumulation_steps=None, overlap=None, node_overhead_w=0.0):
+        from ..projection import constants
+        from ..projection.for_scenario import training_layout
+
+        overlap = constants()["dp_overlap"] if overlap is None else overlap
         super().__init__(scenario)
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         usable = self.catalog[peak_flops(self.catalog, "bf16").notna() & self.catalog["segment"].isin(
             ["datacenter", "workstation", "consumer"])]["name"].tolist()
-        micro = micro_batch if micro_batch is not None else max(1, s.batch_size // max(s.n_devices, 1))
+        # the same step as every other chapter's projection unless the person changes it
+        default_micro, default_accumulation = training_layout(s)
+        micro = micro_batch if micro_batch is not None else default_micro
+        accumulation_steps = accumulation_steps if accumulation_steps is not None else default_accumulation
         self.controls = {
             "model": C.model_picker(s.model, include_custom=False),
             "tokens_b": C.number("training tokens", s.tokens / _B, "billion", width="250px"),
             "seq_len": C.integer("sequence length", s.seq_len, "tokens", width="250px"),
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8"]),
-            "utilization": C.slider("utilisation (MFU)", s.utilization, 0.05, 1.0, 0.05, tooltip=C.GLOSSARY["mfu"]),
+            **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
             "device": C.choice("device", usable, device if device in usable else usable[0], width="300px"),
             "n_devices": C.integer("devices", s.n_devices, "count", width="200px"),
             "devices_per_node": C.integer("per server", devices_per_node, "devices", width="210px"),
             "intra_gbs": C.number("inside a server", intra_gbs, "GB/s each way, 0 = datasheet", width="330px"),
-            "network_gbps": C.number("network", network_gbps, "Gbit/s per device", width="270px"),
+            "network_gbps": C.number("network", network_gbps, "Gbit/s per device, 0 = reference server",
+                                     width="380px", tooltip="0: the device's reference system (data/reference_systems.csv)"),
             "overlap": C.slider("all-reduce hidden", overlap, 0.0, 1.0, 0.1, "share",
-                                tooltip="share of the gradient all-reduce overlapped with the backward pass"),
+                                tooltip="share of the gradient all-reduce overlapped with the backward pass "
+                                        "(default: the engine's value fitted on published training runs)"),
             "micro_batch": C.integer("micro-batch", micro, "sequences/device", width="290px"),
             "accumulation_steps": C.integer("accumulation", accumulation_steps, "steps", width="220px"),
             "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px"),
@@ -52,16 +61,17 @@ class ClusterPanel(Panel):
             "electricity_usd_per_kwh": C.number("electricity", s.electricity_usd_per_kwh, "USD/kWh", width="230px"),
         }
         self.bind("tokens_b", "tokens", lambda v: v * _B, lambda v: v / _B)
-        for name in ("model", "seq_len", "precision", "utilization", "n_devices", "zero_stage", "pue",
+        for name in ("model", "seq_len", "precision", "n_devices", "zero_stage", "pue",
                      "electricity_usd_per_kwh"):
             self.bind(name, name)
+        C.mfu_bindings(self)
         self.watch()
         self.refresh()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = W.HBox([
-            C.group("Job", [c["model"], c["tokens_b"], c["seq_len"], c["precision"], c["utilization"]]),
+            C.group("Job", [c["model"], c["tokens_b"], c["seq_len"], c["precision"], c["own_mfu"], c["utilization"]]),
             C.group("Cluster", [c["device"], c["n_devices"], c["devices_per_node"], c["intra_gbs"], c["network_gbps"],
                                 c["overlap"]]),
             C.group("Batch and memory", [c["micro_batch"], c["accumulation_steps"], c["zero_stage"]]),
@@ -85,19 +95,23 @@ class ClusterPanel(Panel):
         if c["node_overhead_w"] < 0:
             raise ValueError(f"server overhead must be watts >= 0; got {c['node_overhead_w']}")
         device = find(c["device"], self.catalog)
+        if c["network_gbps"] < 0:
+            raise ValueError(f"network must be Gbit/s >= 0 (0 = the reference server's); got {c['network_gbps']}")
         intra = c["intra_gbs"] or None
+        network = c["network_gbps"] or None
         args = dict(micro_batch=c["micro_batch"], accumulation_steps=c["accumulation_steps"],
-                    devices_per_node=c["devices_per_node"], network_gbps=c["network_gbps"], overlap=c["overlap"])
+                    devices_per_node=c["devices_per_node"], network_gbps=network, overlap=c["overlap"])
         step = sizing.cluster_step(s, device, s.n_devices, intra_gbs=intra, **args)
         counts = sorted({n for n in _COUNTS if n <= max(4096, s.n_devices)} | {s.n_devices})
         pcie = device.copy()
         pcie["interconnect_gbs"] = np.nan
+        net = step["inter_bw"] * 8 / 1e9  # Gbit/s per device actually used
         curves = {
-            f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {c['network_gbps']:g} Gb/s":
+            f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {net:g} Gb/s":
                 sizing.cluster_scaling(s, device, counts, intra_gbs=intra, **args),
             "PCIe only inside the server": sizing.cluster_scaling(s, pcie, counts, **args),
-            f"network at {c['network_gbps'] / 4:g} Gb/s": sizing.cluster_scaling(
-                s, device, counts, intra_gbs=intra, **{**args, "network_gbps": c["network_gbps"] / 4}),
+            f"network at {net / 4:g} Gb/s": sizing.cluster_scaling(
+                s, device, counts, intra_gbs=intra, **{**args, "network_gbps": net / 4}),
         }
         # gradient accumulation at a fixed global batch
         global_batch = step["global_batch"]
@@ -106,7 +120,7 @@ class ClusterPanel(Panel):
             per = global_batch / (s.n_devices * k)
             if per < 1 or per != int(per):
                 continue
-            r = sizing.cluster_step(s, device, s.n_devices, int(per), k, c["devices_per_node"], c["network_gbps"],
+            r = sizing.cluster_step(s, device, s.n_devices, int(per), k, c["devices_per_node"], network,
                                     c["overlap"], intra)
             acc_rows.append({"accumulation_steps": k, "micro_batch": int(per), "activations_gb": r["activations_gb"],
                              "efficiency": r["efficiency"], "step_s": r["step_s"]})

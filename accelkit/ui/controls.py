@@ -23,7 +23,7 @@ DEFAULT_DEVICES = (
 #: help texts for terms a buyer may not know
 GLOSSARY = {
     "roofline": "Attainable FLOP/s = min(peak compute, bandwidth × arithmetic intensity).",
-    "mfu": "Model FLOPs utilisation: the fraction of the datasheet peak a real job achieves (0.3-0.5 is typical for large-model training).",
+    "mfu": "Model FLOPs utilisation: the fraction of the datasheet peak a real job achieves (0.3-0.6 is typical for large-model training); accelkit projects it from published efficiencies unless you give your own.",
     "tdp": "Thermal design power: the board's rated maximum power draw, in watts.",
     "pue": "Power usage effectiveness: facility energy / IT energy (1.1 for the best halls, ~1.5 typical).",
     "intensity": "Arithmetic intensity: FLOP done per byte moved to or from memory.",
@@ -123,6 +123,29 @@ def group(title, children, width=None):
     box = W.VBox([W.HTML(f"<b>{title}</b>"), *children],
                  layout=W.Layout(border="1px solid #e0e0e0", padding="4px 8px", margin="2px", width=width))
     return box
+
+
+def own_mfu(value):
+    """A toggle and a slider: the person's own MFU in place of the projected one.
+
+    Returns ``(toggle, slider)``; the slider is greyed out while the toggle is off.
+    Bind both to the scenario's ``utilization`` with :func:`mfu_bindings`.
+    """
+    on = value is not None
+    box = toggle("use my own MFU", on, tooltip="off: the engine projects the MFU from published efficiencies; "
+                                                "on: the slider's value replaces it. " + GLOSSARY["mfu"])
+    bar = slider("my MFU", value if on else 0.4, 0.05, 1.0, 0.05, tooltip=GLOSSARY["mfu"])
+    bar.disabled = not on
+    box.observe(lambda change: setattr(bar, "disabled", not change["new"]), names="value")
+    return box, bar
+
+
+def mfu_bindings(panel, toggle_name="own_mfu", slider_name="utilization"):
+    """Bind :func:`own_mfu`'s two controls to ``scenario.utilization`` (None when off)."""
+    box, bar = panel.controls[toggle_name], panel.controls[slider_name]
+    panel.bind(toggle_name, "utilization", lambda on: bar.value if on else None, lambda v: v is not None)
+    panel.bind(slider_name, "utilization", lambda v: v if box.value else None,
+               lambda v: v if v is not None else bar.value)
 
 
 def toggle(description, value=False, tooltip=""):

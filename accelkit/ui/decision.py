@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import ipywidgets as W
+import pandas as pd
 
 from .. import plots, select, sizing
 from ..catalog import load_catalog
@@ -12,6 +14,37 @@ from . import controls as C
 from ._base import CSS, FigureOutput, Panel, error_html, table_html
 
 __all__ = ["DecisionPanel", "parse_prices"]
+
+
+def _range_cell(value, low, high, fmt, missing="—"):
+    if not (value == value):
+        return missing
+    return f"{fmt.format(value)} ({fmt.format(min(low, high))}-{fmt.format(max(low, high))})"
+
+
+def _projected_cell(row, training):
+    """The projected time with its range; the efficiency source on hover (a title attribute)."""
+    if training:
+        text = _range_cell(row["days_on_n"], row["days_on_n_low"], row["days_on_n_high"], "{:,.1f}") + " days"
+    else:
+        unit = {"tokens": "token", "frames": "frame", "requests": "request"}.get(row["work_unit"], "unit")
+        text = _range_cell(row["latency_ms"], row["latency_ms_low"], row["latency_ms_high"], "{:,.3g}") + f" ms/{unit}"
+    source = html.escape(f"efficiency: {row['efficiency_source']}", quote=True)
+    return f'<span class="ak-projected" title="{source}">{html.escape(text)}</span>'
+
+
+def _configuration(row, scenario, training):
+    if training:
+        mfu = row.get("mfu", float("nan"))
+        return html.escape(f"{scenario.n_devices} × data parallel, ZeRO-{scenario.zero_stage}"
+                           + (f", MFU {mfu:.0%}" if mfu == mfu else ""))
+    tp, batch = row.get("tensor_parallel", float("nan")), row.get("batch_size", float("nan"))
+    parts = [f"{row['devices_needed']:.0f} device(s)"]
+    if tp == tp:
+        parts.append(f"TP {tp:.0f}")
+    if batch == batch:
+        parts.append(f"batch {batch:.0f}")
+    return html.escape(", ".join(parts) + f", {scenario.precision}")
 
 
 def parse_prices(text, catalog):
@@ -139,10 +172,18 @@ class DecisionPanel(Panel):
             summary.append("Using quoted prices for " + ", ".join(f"{k} (${v:,.0f})" for k, v in prices.items()) + ".")
         if self.sensitivity is not None:
             self.sensitivity_note.value = '<span class="ak-note">inputs changed: click to recompute</span>'
-        cols = ["rank", "name", "score", "score_time", "score_cost", "score_efficiency", "score_ecosystem",
-                "score_headroom", "reason"]
-        shown = short[cols].copy()
-        shown.columns = ["rank", "device", "score", "time", "cost", "efficiency", "ecosystem", "headroom", "why"]
+        training = s.workload in sizing.TRAINING_WORKLOADS
+        shown = pd.DataFrame({
+            "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
+            "configuration": [_configuration(r, s, training) for _, r in short.iterrows()],
+            "projected (range)": [_projected_cell(r, training) for _, r in short.iterrows()],
+            "cost per M (range)": [_range_cell(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
+                                               r["cost_per_million_tokens_high"], "${:,.3g}", "price unknown")
+                                   for _, r in short.iterrows()],
+            "time": short["score_time"], "cost": short["score_cost"], "efficiency": short["score_efficiency"],
+            "ecosystem": short["score_ecosystem"], "headroom": short["score_headroom"],
+            "why": short["reason"].map(html.escape),
+        })
         fmt = {"rank": "{:.0f}".format, "score": "{:.1f}".format,
                **{k: "{:.2f}".format for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}}
         ex = excluded[["name", "vendor", "excluded_because"]]
@@ -150,7 +191,7 @@ class DecisionPanel(Panel):
         return {
             "ranked": ranked, "weights": weights, "summary": summary,
             "figures": {"breakdown": plots.score_breakdown_chart(ranked, weights)},
-            "tables": {"shortlist": table_html(shown, fmt), "excluded": table_html(ex, max_rows=80)},
+            "tables": {"shortlist": table_html(shown, fmt, escape=False), "excluded": table_html(ex, max_rows=80)},
         }
 
     def run_sensitivity(self):

@@ -13,6 +13,13 @@ from ._base import CSS, Panel, table_html
 
 __all__ = ["DemandPanel"]
 
+
+def _range(value, low, high, fmt):
+    """``value (low-high)`` in one cell; an em dash where unknown."""
+    if not np.isfinite(value):
+        return "—"
+    return f"{fmt.format(value)} ({fmt.format(min(low, high))}-{fmt.format(max(low, high))})"
+
 _B = 1e9
 
 
@@ -39,14 +46,13 @@ class DemandPanel(Panel):
             "seq_len": C.integer("sequence length", s.seq_len, "tokens", width="250px"),
             "batch_size": C.integer("batch", s.batch_size, "sequences", width="210px"),
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
-            "utilization": C.slider("utilisation (MFU)", s.utilization, 0.05, 1.0, 0.05,
-                                    tooltip=C.GLOSSARY["mfu"]),
+            **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
             "n_devices": C.integer("cluster size", s.n_devices, "devices", width="220px"),
             "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px",
                                    tooltip="0: replicate everything; 1: shard optimizer; 2: +gradients; 3: +weights"),
             "devices": C.device_picker(self.catalog, devices),
             "use_measurements": C.toggle("use my measurements", use_measurements,
-                                         tooltip="set the utilisation to the measured/datasheet matmul ratio from "
+                                         tooltip="replace the published efficiencies of the measured device with "
                                                  "chapter 08's results (measured_results)"),
             "seed_params": C.number("params", seed_params, "count", width="200px"),
             "seed_batch": C.integer("batch", seed_batch, "", width="140px"),
@@ -57,9 +63,10 @@ class DemandPanel(Panel):
         self.bind("model", "model")
         self.bind("params_b", "params", lambda v: v * _B, lambda v: (v or 7e9) / _B)
         self.bind("tokens_b", "tokens", lambda v: v * _B, lambda v: v / _B)
-        for name in ("time_target_days", "requests_per_s", "seq_len", "batch_size", "precision", "utilization",
+        for name in ("time_target_days", "requests_per_s", "seq_len", "batch_size", "precision",
                      "n_devices", "zero_stage"):
             self.bind(name, name)
+        C.mfu_bindings(self)
         self.bind("devices", "devices", list, tuple)
         self.watch()
         self.refresh()
@@ -69,7 +76,7 @@ class DemandPanel(Panel):
         boxes = W.HBox([
             C.group("Workload", [c["workload"], c["model"], c["params_b"], c["tokens_b"], c["time_target_days"],
                                  c["requests_per_s"], c["seq_len"], c["batch_size"]]),
-            C.group("Hardware", [c["precision"], c["utilization"], c["use_measurements"], c["n_devices"],
+            C.group("Hardware", [c["precision"], c["own_mfu"], c["utilization"], c["use_measurements"], c["n_devices"],
                                  c["zero_stage"], c["devices"]]),
             C.group("The source text's rule", [c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                                c["seed_tokens_per_sample"]]),
@@ -78,8 +85,8 @@ class DemandPanel(Panel):
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["devices"], t["devices"], f["memory"],
                        f["seed"], t["seed"], self.save_box()])
 
-    def _calibrate(self):
-        """With "use my measurements": utilisation = measured/datasheet matmul ratio (and where it came from)."""
+    def _measurements_in_use(self):
+        """Chapter 08's probe results when "use my measurements" is on (else None)."""
         if not self.controls["use_measurements"].value:
             return None
         if not self.measured_results:
@@ -89,30 +96,23 @@ class DemandPanel(Panel):
 
         if self._measurements is None:
             self._measurements = probes.load_results(self.measured_results)
-        u, source = probes.calibrated_utilization(self._measurements, self.scenario.precision, default=None)
-        if u is None:
-            return f"Measurements not used: {source}; utilisation stays {self.scenario.utilization:.0%}."
-        u = float(min(max(u, 0.05), 1.0))
-        self.scenario.utilization = u
-        was = self._suspended
-        self._suspended = True
-        try:
-            self.controls["utilization"].value = u
-        finally:
-            self._suspended = was
-        return f"Utilisation {u:.0%} from {source}. Real training reaches less than a bare matmul: treat it as a ceiling."
+        return self._measurements
 
     def compute(self):
         s = self.scenario
-        calibration_note = self._calibrate()
+        measurements = self._measurements_in_use()
         c = {k: w.value for k, w in self.controls.items()}
         need = sizing.compute_need(s)
         model = sizing.model_of(s)
-        table = sizing.per_device(s, self.catalog, list(c["devices"]) or None)
-        known = table.dropna(subset=["peak_flops"])
+        table = sizing.per_device(s, self.catalog, list(c["devices"]) or None, measurements=measurements)
+        known = table[table["feasible"].astype(bool) & table["peak_flops"].notna()]
         mem = sizing.memory_need(s)
         training = s.workload in sizing.TRAINING_WORKLOADS
         rate = need["required_flops_per_s"]
+        unit = table["work_unit"].iloc[0] if len(table) else "tokens"
+        how = ("your own MFU of {:.0%}".format(s.utilization) if s.utilization is not None else
+               "the projection engine (published efficiencies, fitted overheads; chapter 10 shows how well it matches "
+               "published measurements)")
 
         summary = []
         if training:
@@ -129,15 +129,25 @@ class DemandPanel(Panel):
         if not known.empty:
             best = known.sort_values(["devices_needed", "peak_flops"], ascending=[True, False]).iloc[0]
             summary.append(
-                f"At {s.utilization:.0%} utilisation in {s.precision}, the fewest devices among those selected: "
-                f"{best['devices_needed']:.0f} × {best['name']} "
-                f"({best['devices_for_target']:.0f} for compute, {best['min_devices_memory']:.0f} to hold the memory)."
+                f"Projected with {how}: the fewest devices among those selected is {best['devices_needed']:.0f} × "
+                f"{best['name']} ({best['devices_for_target']:.0f} for the {'time target' if training else 'request rate'}, "
+                f"{best['min_devices_memory']:.0f} to hold the memory)."
             )
             if training:
                 fastest = known.sort_values("days_on_n").iloc[0]
                 summary.append(
-                    f"On {s.n_devices} devices the job takes {fastest['days_on_n']:.1f} days on {fastest['name']} "
-                    f"(perfect scaling; communication is chapter 06)."
+                    f"On {s.n_devices} devices the job takes {fastest['days_on_n']:.1f} days "
+                    f"({fastest['days_on_n_low']:.1f}-{fastest['days_on_n_high']:.1f}) on {fastest['name']}, a projected "
+                    f"MFU of {fastest['mfu']:.0%} (efficiency: {fastest['matmul_source']})."
+                )
+            else:
+                quick = known.sort_values("latency_s").iloc[0]
+                one = {"tokens": "output token", "frames": "frame", "requests": "request"}[unit]
+                summary.append(
+                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * 1e3:,.3g} ms "
+                    f"({quick['latency_s_low'] * 1e3:,.3g}-{quick['latency_s_high'] * 1e3:,.3g}), "
+                    f"{quick['work_per_device_hour'] / 3600:,.0f} {unit}/s per device "
+                    f"(efficiency: {quick['matmul_source']})."
                 )
             priced = known.dropna(subset=["cloud_usd"])
             if not priced.empty:
@@ -154,11 +164,13 @@ class DemandPanel(Panel):
                     f"ZeRO-3 (weights, gradients and optimizer sharded) would hold the memory on "
                     f"{sharded['min_devices_memory']:.0f} × {best['name']} instead of {best['min_devices_memory']:.0f}."
                 )
-        missing = len(table) - len(known)
-        if missing:
-            summary.append(f"{missing} selected device(s) publish no dense {s.precision} figure and are left out.")
-        if calibration_note:
-            summary.append(calibration_note)
+        missing = table[~table["name"].isin(known["name"])]
+        if len(missing):
+            summary.append(f"{len(missing)} selected device(s) cannot be projected and are left out: "
+                           + "; ".join(f"{n} ({w})" for n, w in zip(missing["name"], missing["why"])) + ".")
+        if measurements is not None:
+            summary.append(f"Using your measurements ({measurements.attrs.get('source', self.measured_results)}) for "
+                           f"{measurements['device_name'].iloc[0]} where it is in the catalogue.")
         summary.append(self._lesson(known, rate))
 
         seed = demand.seed_claim_check(c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
@@ -172,32 +184,47 @@ class DemandPanel(Panel):
         parts = {k: mem[k] / 1e9 for k in ("weights", "gradients", "optimizer", "activations", "kv_cache")}
         chosen = self.catalog[self.catalog["name"].isin(table["name"])].set_index("name")
         capacities = usable_bytes(chosen["memory_gb"].dropna() * 1e9) / 1e9
-        how = (f"ZeRO-{s.zero_stage}, {s.n_devices} devices, batch {s.batch_size} × {s.seq_len} tokens"
-               if training else f"batch {s.batch_size}, {s.seq_len + s.output_tokens}-token context, "
-               f"sharded over {s.n_devices}")
-        mem_title = f"Memory per device: {mem['total'] / 1e9:,.1f} GB ({how})"
+        how_mem = (f"ZeRO-{s.zero_stage}, {s.n_devices} devices, batch {s.batch_size} × {s.seq_len} tokens"
+                   if training else f"batch {s.batch_size}, {s.seq_len + s.output_tokens}-token context, "
+                   f"sharded over {s.n_devices}")
+        mem_title = f"Memory per device: {mem['total'] / 1e9:,.1f} GB ({how_mem})"
         if training and not mem["activations_known"]:
             mem_title += " -- activations unknown for a custom model"
         target = f"in {s.time_target_days:g} days" if training else f"at {s.requests_per_s:g} requests/s"
 
-        shown = known[["name", "peak_flops", "devices_for_target", "min_devices_memory", "devices_needed",
-                       "days_on_n", "device_hours", "cloud_usd"]].copy()
-        shown["peak_flops"] = shown["peak_flops"] / 1e12
-        shown = shown.sort_values("devices_needed")
-        shown.columns = ["device", f"{s.precision} peak [TFLOP/s]", "for compute", "for memory", "devices needed",
-                         f"days on {s.n_devices}", "device-hours", "rent [USD]"]
-        fmt = {f"{s.precision} peak [TFLOP/s]": "{:,.1f}".format, "for compute": "{:,.0f}".format,
-               "for memory": "{:,.0f}".format, "devices needed": "{:,.0f}".format,
-               f"days on {s.n_devices}": "{:,.1f}".format, "device-hours": "{:,.0f}".format,
-               "rent [USD]": "{:,.0f}".format}
+        shown = known.assign(
+            peak_t=known["peak_flops"] / 1e12,
+            speed=[_range(v / 3600, lo / 3600, hi / 3600, "{:,.0f}") for v, lo, hi in
+                   zip(known["work_per_device_hour"], known["work_per_device_hour_low"],
+                       known["work_per_device_hour_high"])],
+        )
+        cols = ["name", "peak_t", "speed"]
+        names = ["device", f"{s.precision} peak [TFLOP/s]", f"projected {unit}/s per device (range)"]
+        if training:
+            shown["days"] = [_range(v, lo, hi, "{:,.1f}") for v, lo, hi in
+                             zip(known["days_on_n"], known["days_on_n_low"], known["days_on_n_high"])]
+            cols += ["mfu", "days"]
+            names += ["MFU", f"days on {s.n_devices} (range)"]
+        else:
+            shown["latency"] = [_range(v * 1e3, lo * 1e3, hi * 1e3, "{:,.3g}") for v, lo, hi in
+                                zip(known["latency_s"], known["latency_s_low"], known["latency_s_high"])]
+            cols += ["latency"]
+            names += [f"ms per {'token' if unit == 'tokens' else unit[:-1]} (range)"]
+        cols += ["devices_for_target", "min_devices_memory", "devices_needed", "device_hours", "cloud_usd",
+                 "matmul_source"]
+        names += ["for the target", "for memory", "devices needed", "device-hours", "rent [USD]", "efficiency source"]
+        shown = shown.sort_values("devices_needed")[cols]
+        shown.columns = names
+        fmt = {f"{s.precision} peak [TFLOP/s]": "{:,.1f}".format, "MFU": "{:.0%}".format,
+               "for the target": "{:,.0f}".format, "for memory": "{:,.0f}".format,
+               "devices needed": "{:,.0f}".format, "device-hours": "{:,.0f}".format, "rent [USD]": "{:,.0f}".format}
         seed_shown = seed.assign(tflops=seed["flops_per_s"] / 1e12)[["method", "tflops", "ratio_to_claim", "explanation"]]
         seed_shown.columns = ["method", "TFLOP/s", "× the claim", "why"]
         return {
             "need": need, "table": table, "memory": mem, "seed": seed,
             "summary": summary,
             "figures": {
-                "devices": plots.devices_needed_chart(
-                    table, f"Devices needed {target} at {s.utilization:.0%} utilisation ({s.precision})"),
+                "devices": plots.devices_needed_chart(table, f"Devices needed {target} ({s.precision}, projected)"),
                 "memory": plots.memory_breakdown_chart(parts, capacities, mem_title),
                 "seed": plots.seed_rule_chart(seed),
             },
@@ -214,29 +241,33 @@ class DemandPanel(Panel):
             return ""
         peak = a100["bf16_tflops"].iloc[0] * 1e12
         delivered = 8 * peak * 0.30
+        a100_row = known[known["name"] == "A100 80GB SXM"]
+        needed = (f"; this scenario needs {a100_row['devices_for_target'].iloc[0]:.0f} A100(s) at the projected speed"
+                  if len(a100_row) else "")
         return (
             f"The text's lesson: 8 × A100 used at 30 % deliver {delivered / 1e12:,.0f} TFLOP/s -- what "
-            f"{8 * 0.30:.1f} fully used A100s would; this scenario needs {rate / 1e12:,.1f} TFLOP/s, i.e. "
-            f"{max(1, int(np.ceil(rate / (peak * self.scenario.utilization))))} A100(s) at "
-            f"{self.scenario.utilization:.0%}. Measure utilisation (nvidia-smi, chapter 08) before buying."
+            f"{8 * 0.30:.1f} fully used A100s would{needed}. Measure utilisation (nvidia-smi, chapter 08) before buying."
         )
 
     def key_figures(self):
         if self.error:
             return f"ERROR: {self.error}"
         r, s = self.result, self.scenario
-        known = r["table"].dropna(subset=["peak_flops"]).set_index("name")
+        known = r["table"][r["table"]["feasible"].astype(bool)].dropna(subset=["peak_flops"]).set_index("name")
         lines = [
             f"workload: {s.workload}",
             f"model: {sizing.model_of(s)['name']} ({sizing.model_of(s)['params']:.3g} parameters)",
             f"total compute [FLOP]: {r['need']['total_flops']:.3g}",
             f"compute needed [TFLOP/s]: {r['need']['required_flops_per_s'] / 1e12:.1f}",
             f"memory per device [GB]: {r['memory']['total'] / 1e9:.1f}",
-            f"utilisation: {s.utilization:.2f}",
+            f"utilisation: {'projected' if s.utilization is None else f'{s.utilization:.2f}'}",
         ]
         for name in ("H100 SXM", "A100 80GB SXM"):
             if name in known.index:
                 row = known.loc[name]
                 lines.append(f"devices needed on {name}: {row['devices_needed']:.0f}")
+                if row["kind"] == "training":
+                    lines.append(f"days on {s.n_devices} × {name}: {row['days_on_n']:.1f} "
+                                 f"({row['days_on_n_low']:.1f}-{row['days_on_n_high']:.1f})")
         lines.append(f"source-text formula [FLOP/s]: {r['seed'].loc[1, 'flops_per_s']:.3g}")
         return "\n".join(lines)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from .. import claims, energy, plots, sizing, units
+from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
 from . import controls as C
 from ._base import CSS, Panel, table_html
@@ -27,14 +27,15 @@ class EnergyPanel(Panel):
         self.controls = {
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
             "segments": C.multi_choice("segment", ["datacenter", "workstation", "edge", "consumer"], s.segments, rows=4),
-            "utilization": C.slider("utilisation", s.utilization, 0.05, 1.0, 0.05, tooltip=C.GLOSSARY["mfu"]),
+            **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
             "pue": C.number("PUE", s.pue, "", width="150px", tooltip=C.GLOSSARY["pue"]),
             "grid_kg_per_kwh": C.number("grid intensity", grid_kg_per_kwh, "kg CO2e/kWh", width="290px",
                                         tooltip="carbon intensity of the electricity; ~0.02 (hydro/nuclear) to ~0.8 (coal)"),
             "devices": C.device_picker(self.catalog, devices),
         }
-        for name in ("precision", "utilization", "pue"):
+        for name in ("precision", "pue"):
             self.bind(name, name)
+        C.mfu_bindings(self)
         self.bind("segments", "segments", list, tuple)
         self.bind("devices", "devices", list, tuple)
         self.watch()
@@ -43,7 +44,7 @@ class EnergyPanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = W.HBox([
-            C.group("Efficiency", [c["precision"], c["segments"], c["utilization"]]),
+            C.group("Efficiency", [c["precision"], c["segments"], c["own_mfu"], c["utilization"]]),
             C.group("Your job", [c["devices"], c["pue"], c["grid_kg_per_kwh"]]),
         ], layout=W.Layout(flex_flow="row wrap"))
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["efficiency"], t["claims"],
@@ -66,14 +67,15 @@ class EnergyPanel(Panel):
             if table["tdp_w"].notna().any() else np.nan
         table["co2_kg"] = energy.co2_kg(table["energy_kwh"], c["grid_kg_per_kwh"])
         table["device_hours"] = hours
-        known = table.dropna(subset=["energy_kwh"])
+        known = table[table["feasible"].astype(bool)].dropna(subset=["energy_kwh"])
+        speed = "projected speed" if s.utilization is None else f"your MFU of {s.utilization:.0%}"
         what = "the training job" if training else "a month of serving"
         model = sizing.model_of(s)["name"]
         if not known.empty:
             best = known.loc[known["energy_kwh"].idxmin()]
             worst = known.loc[known["energy_kwh"].idxmax()]
             summary.append(
-                f"Energy of {what} ({model}, {s.precision}, {s.utilization:.0%} utilisation, PUE {s.pue:g}): "
+                f"Energy of {what} ({model}, {s.precision}, at the {speed}, PUE {s.pue:g}): "
                 f"{best['energy_kwh']:,.0f} kWh on {best['name']} up to {worst['energy_kwh']:,.0f} kWh on {worst['name']}; "
                 f"at {c['grid_kg_per_kwh']:g} kg/kWh that is {best['co2_kg'] / 1000:,.2f} to {worst['co2_kg'] / 1000:,.2f} t CO2e. "
                 "TDP is an upper bound on average draw; measure with NVML (chapter 08) for a tighter figure."
@@ -83,10 +85,13 @@ class EnergyPanel(Panel):
         if not eff.empty:
             per_w = eff[col] / eff["tdp_w"]
             top = eff.loc[per_w.idxmax()]
-            summary.append(
-                f"Highest {s.precision} peak per watt among {len(eff)} devices: {top['name']}, {per_w.max():.2f} "
-                f"T(FL)OP/s per W; at {s.utilization:.0%} utilisation it delivers {per_w.max() * s.utilization:.2f}."
-            )
+            line = (f"Highest {s.precision} peak per watt among {len(eff)} devices: {top['name']}, {per_w.max():.2f} "
+                    f"T(FL)OP/s per W")
+            if s.precision in projection.COMPUTE_PRECISIONS:
+                got = projection.matmul_flops(top["name"], s.precision, self.catalog, with_range=True)
+                line += (f"; its achievable matmul rate gives {got['matmul_flops'] / 1e12 / top['tdp_w']:.2f} "
+                         f"per W (efficiency: {got['source']})")
+            summary.append(line + ".")
         job = known[["name", "device_hours", "tdp_w", "energy_kwh", "co2_kg"]].sort_values("energy_kwh")
         job.columns = ["device", "device-hours", "TDP [W]", "energy [kWh]", "CO2e [kg]"]
         claim_shown = claim_table[["device", "article_tflops", "article_w", "article_per_w", "catalogue_figure",

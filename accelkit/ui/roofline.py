@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as W
 import numpy as np
 
-from .. import claims, llm, plots, roofline, sizing
+from .. import claims, plots, projection, roofline, sizing
 from ..catalog import load_catalog, memory_bandwidth, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, table_html
@@ -38,8 +38,8 @@ class RooflinePanel(Panel):
             "bert_seq_len": C.integer("BERT sequence length", bert_seq_len, "tokens", width="260px"),
             "t4_int8": C.toggle("also run the T4 in int8", t4_int8),
             "use_measurements": C.toggle("use my measurements", use_measurements,
-                                         tooltip="scale peak and bandwidth by the measured/datasheet ratios of "
-                                                 "chapter 08's results (measured_results) in the decode estimate"),
+                                         tooltip="replace the published efficiencies of the measured device with "
+                                                 "chapter 08's results (measured_results)"),
         }
         for name in ("model", "batch_size", "seq_len", "precision"):
             self.bind(name, name)
@@ -68,6 +68,13 @@ class RooflinePanel(Panel):
         chosen = self.catalog[self.catalog["name"].isin(c["devices"])].copy()
         chosen["peak_flops"] = peak_flops(chosen, s.precision)
         chosen["bandwidth"] = memory_bandwidth(chosen)
+        measurements = self._measurements_in_use()
+        if s.precision in projection.COMPUTE_PRECISIONS:
+            mm = projection.matmul_flops(list(chosen["name"]), s.precision, self.catalog, measurements, True)
+            bw = projection.memory_bandwidth(list(chosen["name"]), self.catalog, measurements, True)
+            chosen["achievable_flops"] = mm["matmul_flops"].to_numpy()
+            chosen["achievable_bandwidth"] = bw["memory_bandwidth"].to_numpy()
+            chosen["efficiency_source"] = ("matmul: " + mm["source"] + " | memory: " + bw["source"]).to_numpy()
         work = sizing.kernel_workloads(s)
         known = chosen.dropna(subset=["peak_flops", "bandwidth"])
         table = roofline.catalog_roofline(known["peak_flops"], known["bandwidth"], work["intensity"],
@@ -121,40 +128,38 @@ class RooflinePanel(Panel):
         return self._claim_summary
 
     def _decode_sentence(self, known, summary):
+        """Projected decode speed of the scenario's LLM on the devices shown (the engine's figure)."""
         s = self.scenario
         self._decode_best = None
         model = sizing.model_of(s)
         preset = model["preset"]
-        if preset is None or preset["kind"] not in ("decoder", "moe-decoder") or s.precision not in ("bf16", "fp16", "fp8", "int8"):
+        if preset is None or preset["kind"] not in ("decoder", "moe-decoder") or s.precision not in (
+                "bf16", "fp16", "fp8", "int8"):
             return
-        weight_bytes = llm.model_weight_bytes(preset, s.precision)
-        kv = llm.model_kv_bytes(preset, s.seq_len, 1, s.precision if s.precision != "int4" else "int8")
-        peak, bw = known["peak_flops"].to_numpy(), known["bandwidth"].to_numpy()
-        flops_ratio, bw_ratio, note = self._measured_ratios()
-        if note:
-            summary.append(note)
-        peak, bw = peak * flops_ratio, bw * bw_ratio
-        b_star = llm.critical_batch(model["active_params"], weight_bytes, kv, peak, bw)
-        tps = llm.decode_tokens_per_second(model["active_params"], weight_bytes, kv, s.batch_size, peak, bw)
-        best = int(np.argmax(tps))
-        self._decode_best = (known["name"].iloc[best], float(tps[best]))
-        finite = np.isfinite(b_star)
-        basis = "measured fractions of the datasheet" if note and note.startswith("Using") else "memory-bound floor"
-        text = (f"Decoding {model['name']} at batch {s.batch_size} with a {s.seq_len}-token context: at most "
-                f"{tps[best]:,.0f} tokens/s on {known['name'].iloc[best]} ({basis}, single device). ")
-        if finite.any():
-            i = int(np.argmin(np.where(finite, b_star, np.inf)))
-            text += (f"The step turns compute-bound from batch {b_star[i]:,.0f} on {known['name'].iloc[i]}"
-                     + ("" if finite.all() else "; on some devices the KV-cache traffic keeps it memory-bound at any batch")
-                     + ".")
-        else:
-            text += "At this context length the KV-cache traffic keeps decode memory-bound at any batch."
-        summary.append(text)
+        frame = projection.inference(list(known["name"]), preset["name"], precision=s.precision,
+                                     n_devices=s.n_devices, batch_size=s.batch_size, input_tokens=s.seq_len,
+                                     output_tokens=s.output_tokens, catalog=self.catalog,
+                                     measurements=self._measurements_in_use(), check_memory=False)
+        frame = frame[frame["feasible"]]
+        if frame.empty:
+            summary.append(f"Decoding {model['name']}: none of the selected devices can hold it on "
+                           f"{s.n_devices} device(s).")
+            return
+        best = frame.loc[frame["output_tokens_per_s_per_device"].idxmax()]
+        self._decode_best = (best["name"], float(best["output_tokens_per_s_per_device"]))
+        bound = "memory-bound" if best["memory_bound"] else "compute-bound"
+        summary.append(
+            f"Decoding {model['name']} at batch {s.batch_size} with a {s.seq_len}-token prompt and {s.output_tokens} "
+            f"output tokens (projected, {s.n_devices} device(s), tensor parallel {best['tensor_parallel']:.0f}): "
+            f"{best['output_tokens_per_s_per_device']:,.0f} tokens/s per device "
+            f"({best['output_tokens_per_s_per_device_low']:,.0f}-{best['output_tokens_per_s_per_device_high']:,.0f}) "
+            f"on {best['name']}, {best['tpot_s'] * 1e3:,.2f} ms per token, {bound}. Efficiency: "
+            f"{best['memory_source'] if best['memory_bound'] else best['matmul_source']}.")
 
-    def _measured_ratios(self):
-        """(compute ratio, bandwidth ratio, sentence) from chapter 08's results, or (1, 1, None)."""
+    def _measurements_in_use(self):
+        """Chapter 08's probe results when "use my measurements" is on (else None)."""
         if not self.controls["use_measurements"].value:
-            return 1.0, 1.0, None
+            return None
         if not self.measured_results:
             raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
                              "(accelkit probe --json)")
@@ -162,19 +167,7 @@ class RooflinePanel(Panel):
 
         if self._measurements is None:
             self._measurements = probes.load_results(self.measured_results)
-        calib = probes.calibration(self._measurements)
-        flops = calib[calib["precision"] == self.scenario.precision]["ratio"]
-        bw = calib[calib["quantity"] == "memory bandwidth (read)"]["ratio"]
-        f = float(flops.iloc[0]) if len(flops) and np.isfinite(flops.iloc[0]) else np.nan
-        b = float(bw.iloc[0]) if len(bw) and np.isfinite(bw.iloc[0]) else np.nan
-        source = calib["source"].iloc[0] if len(calib) else self.measured_results
-        device = calib["device_name"].iloc[0] if len(calib) else "?"
-        if np.isnan(f) and np.isnan(b):
-            return 1.0, 1.0, (f"Measurements not used: {source} has no datasheet to compare with "
-                              f"({device} is not in the catalogue).")
-        f, b = (1.0 if np.isnan(f) else f), (1.0 if np.isnan(b) else b)
-        return f, b, (f"Using measured fractions from {source} ({device}): {f:.0%} of the {self.scenario.precision} "
-                      f"matmul peak and {b:.0%} of the memory bandwidth, applied to every device shown.")
+        return self._measurements
 
     def key_figures(self):
         if self.error:
@@ -189,7 +182,7 @@ class RooflinePanel(Panel):
             if name in dev.index:
                 lines.append(f"ridge point {name} [FLOP/B]: {dev.loc[name, 'peak_flops'] / dev.loc[name, 'bandwidth']:.0f}")
         if getattr(self, "_decode_best", None):
-            lines.append(f"decode upper bound [tokens/s]: {self._decode_best[1]:,.0f} on {self._decode_best[0]}")
+            lines.append(f"decode projected [tokens/s per device]: {self._decode_best[1]:,.0f} on {self._decode_best[0]}")
         attrs = r["bert"].attrs
         lines.append(f"BERT claim, T4 faster than V100 at some batch: {'yes' if attrs['holds_on_speed'] else 'no'}")
         lines.append(f"BERT claim, T4 more efficient per watt: {'yes' if attrs['t4_wins_per_watt'] else 'no'}")
