@@ -34,6 +34,7 @@ CHAPTERS = [
     ("07", "07_edge_inference", "Edge inference"),
     ("08", "08_local_probe", "This machine, measured"),
     ("09", "09_decision", "The decision"),
+    ("10", "10_validation", "How far to trust these numbers"),
 ]
 _MARKER = ".accelkit-report"
 

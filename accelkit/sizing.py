@@ -52,7 +52,7 @@ def compute_need(scenario):
         return {
             "total_flops": total,
             "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
-            "flops_per_token": 6.0 * n_active,
+            "flops_per_token": demand.training_flops(n_active, 1.0),
             "deadline_s": deadline,
             "work_unit": "tokens",
             "rule": f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)",
@@ -75,7 +75,7 @@ def compute_need(scenario):
     return {
         "total_flops": per_request,
         "required_flops_per_s": rate,
-        "flops_per_token": 2.0 * n_active,
+        "flops_per_token": demand.inference_flops(n_active, 1.0),
         "deadline_s": np.nan,
         "work_unit": "tokens" if kind in ("decoder", "moe-decoder") else "requests",
         "requests_per_s": scenario.requests_per_s,
@@ -323,7 +323,7 @@ def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1,
     -------
     dict
         ``compute_s`` (compute and non-matmul time per optimizer step), ``comm_s``
-        (exposed gradient all-reduce), ``step_s`` (+ ``_low``/``_high``),
+        (exposed gradient all-reduce), ``comm_total_s`` (before overlap with the backward pass), ``step_s`` (+ ``_low``/``_high``),
         ``efficiency`` (share of the step not spent waiting on communication),
         ``global_batch``, ``tokens_per_s``, ``days`` (+ range), ``mfu``,
         ``activations_gb`` (per device), ``intra_bw``, ``inter_bw`` [bytes/s],
@@ -368,7 +368,7 @@ def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1,
     per_node = min(devices_per_node, n_devices)
     compute = r["compute_s"] + r["elementwise_s"] + r["optimizer_s"]
     return {
-        "compute_s": compute, "comm_s": r["dp_comm_s"], "step_s": r["step_s"], "step_s_low": r["step_s_low"],
+        "compute_s": compute, "comm_s": r["dp_comm_s"], "comm_total_s": r["dp_comm_total_s"], "step_s": r["step_s"], "step_s_low": r["step_s_low"],
         "step_s_high": r["step_s_high"], "efficiency": 1.0 - r["dp_comm_s"] / r["step_s"],
         "global_batch": micro_batch * accumulation_steps * n_devices, "tokens_per_s": r["tokens_per_s"],
         "days": r["days"], "days_low": r["days_low"], "days_high": r["days_high"], "mfu": r["mfu"],

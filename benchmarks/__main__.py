@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-GROUPS = ["formulas", "panels", "notebooks", "rank", "report", "app"]
+GROUPS = ["formulas", "projection", "panels", "notebooks", "rank", "report", "app"]
 
 
 def main(argv):

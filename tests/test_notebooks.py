@@ -171,8 +171,12 @@ def test_scenario_saved_in_chapter_01_is_used_in_chapter_05(tmp_path):
 def test_cluster_notebook_defaults_rebuild_the_source_texts_cluster(tmp_path):
     text, _ = run(tmp_path, "06_training_cluster.ipynb")
     assert figure(text, "devices") == "64 in 8 servers"
-    # 13.5 GB of bf16 gradients: inside 2·7/8·13.5e9/300e9 = 78.6 ms, across 2·7/8·(13.5e9/8)/25e9 = 118 ms
-    assert figure(text, "all-reduce per step [s]") == "0.197"
+    # 13.5 GB of bf16 gradients, hierarchical all-reduce (Jia et al. 2018): inside the server
+    # 2·7/8·13.5e9 B over NVLink's 300 GB/s at the published 77.7 % bus efficiency (233 GB/s) = 101 ms,
+    # across servers 2·7/8·(13.5e9/8) B over 200 Gb/s = 25 GB/s = 118 ms: 219 ms before overlap
+    total = float(figure(text, "all-reduce per step [s]"))
+    assert 0.215 <= total <= 0.225, total
+    assert float(figure(text, "all-reduce exposed after overlap [s]")) < total
 
 
 def test_cluster_notebook_slower_network_lowers_efficiency(tmp_path):
@@ -198,7 +202,7 @@ def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path)
 
 
 def test_demand_notebook_uses_my_measurements(tmp_path):
-    """Calibration: a measured/datasheet matmul ratio becomes the utilisation (source shown)."""
+    """Calibration: a measured matmul rate replaces the published efficiency of that device."""
     import pandas as pd
 
     from accelkit import probes
@@ -210,9 +214,11 @@ def test_demand_notebook_uses_my_measurements(tmp_path):
     frame["measured"], frame["datasheet"], frame["ratio"] = 600e12, 989.5e12, 600 / 989.5
     path = probes.save_results(frame, tmp_path / "h100.json")
     text, _ = run(tmp_path, "01_demand.ipynb", measured_results=str(path), use_measurements=True)
-    assert figure(text, "utilisation") == "0.61"
     default, _ = run(tmp_path, "01_demand.ipynb")
-    assert figure(default, "utilisation") == "0.40"
+    days = lambda t: float(figure(t, "days on 8 × H100 SXM").split()[0])  # noqa: E731
+    # the published H100 figure is 792 TFLOP/s; this "probe" measured 600: the job takes longer
+    assert days(text) > 1.15 * days(default), (days(text), days(default))
+    assert "Using your measurements" in text
 
 
 def test_roofline_notebook_uses_my_measurements(tmp_path):
@@ -234,7 +240,17 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
     default, _ = run(tmp_path, "02_bandwidth_roofline.ipynb", devices=["H100 SXM"])
     measured, _ = run(tmp_path, "02_bandwidth_roofline.ipynb", devices=["H100 SXM"], measured_results=str(path),
                       use_measurements=True)
-    before = float(figure(default, "decode upper bound [tokens/s]").split()[0].replace(",", ""))
-    after = float(figure(measured, "decode upper bound [tokens/s]").split()[0].replace(",", ""))
-    # memory-bound decode scales with the measured bandwidth fraction (50 %)
-    assert after == pytest.approx(before * 0.5, rel=0.01)
+    before = float(figure(default, "decode projected [tokens/s per device]").split()[0].replace(",", ""))
+    after = float(figure(measured, "decode projected [tokens/s per device]").split()[0].replace(",", ""))
+    # memory-bound decode follows the measured bandwidth (1.675 TB/s instead of the published 2.97 TB/s),
+    # less than proportionally because of the fixed per-step overheads
+    assert 0.5 * before < after < 0.75 * before, (before, after)
+
+
+def test_validation_notebook_defaults_and_filters(tmp_path):
+    text, _ = run(tmp_path, "10_validation.ipynb")
+    assert int(figure(text, "published measurements")) >= 40
+    assert float(figure(text, "geometric-mean error, all")) <= 0.15
+    filtered, _ = run(tmp_path, "10_validation.ipynb", categories=["training"], device="H100 SXM")
+    shown = int(figure(filtered, "cases shown"))
+    assert 0 < shown < int(figure(text, "cases shown"))

@@ -22,7 +22,7 @@ def scaling_chart(curves, title):
             line={"color": PALETTE[i % len(PALETTE)], "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
             customdata=frame[["days", "comm_s", "step_s", "n_nodes"]].to_numpy(),
             hovertemplate="%{x} devices (%{customdata[3]} nodes)<br>efficiency %{y:.1f} %"
-                          "<br>all-reduce %{customdata[1]:.3f} s of a %{customdata[2]:.3f} s step"
+                          "<br>exposed all-reduce %{customdata[1]:.3f} s of a %{customdata[2]:.3f} s step"
                           "<br>%{customdata[0]:,.1f} days for the tokens<extra>" + label + "</extra>",
         ))
     fig.update_xaxes(type="log", title="devices [count]")

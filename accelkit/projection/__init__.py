@@ -18,13 +18,13 @@ from .ceilings import (COMPUTE_PRECISIONS, allreduce_bus_bandwidth, allreduce_se
                        matmul_flops, memory_bandwidth)
 from .constants import constants, constants_table
 from .efficiency import efficiency_table, load_efficiency
-from .inference import inference
+from .inference import inference, inference_grid
 from .precisions import PRECISION_MODES, mode_words
 from .shapes import ModelShape, resolve_model
 from .training import model_flops_per_token, training
 from .vision import frame_flops, vision, vision_seconds
 
-__all__ = ["inference", "training", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
+__all__ = ["inference", "inference_grid", "training", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
            "allreduce_seconds", "device_ceilings", "efficiency_table", "load_efficiency", "constants",
            "constants_table", "resolve_model", "ModelShape", "model_flops_per_token", "PRECISION_MODES",
            "COMPUTE_PRECISIONS", "mode_words", "vision",

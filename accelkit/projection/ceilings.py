@@ -27,7 +27,7 @@ import pandas as pd
 
 from .. import units
 from .._validate import check_integer, check_non_negative
-from ..catalog import PRECISION_COLUMNS, find, load_catalog
+from ..catalog import PRECISION_COLUMNS, find
 from .efficiency import MATMUL_PRECISIONS, efficiency_table
 
 __all__ = ["device_ceilings", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",

@@ -57,7 +57,7 @@ from .constants import constants
 from .precisions import resolve_kv_precision, resolve_precision
 from .shapes import resolve_model
 
-__all__ = ["inference", "serve_core", "OUTPUT_TIMES", "OUTPUT_RATES"]
+__all__ = ["inference", "inference_grid", "serve_core", "OUTPUT_TIMES", "OUTPUT_RATES"]
 
 #: figures returned with ``_low`` / ``_high``
 OUTPUT_TIMES = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s")
@@ -360,6 +360,33 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
 
 _FIGURE_SUFFIXES = ("_s", "_s_low", "_s_high", "_per_s", "_per_s_low", "_per_s_high", "_per_device",
                     "_per_device_low", "_per_device_high")
+
+
+def inference_grid(model, batch_size, input_tokens, output_tokens, precision="bf16", tensor_parallel=1,
+                   kv_precision=None, catalog=None, measurements=None, schedule="continuous", **overrides):
+    """The serving model for many configurations at once, on every device.
+
+    ``batch_size``, ``input_tokens`` and ``output_tokens`` are arrays of one length S
+    (one entry per configuration; scalars broadcast). Memory fit is not checked
+    (see :func:`inference` for that); the maps of the decision space use this.
+
+    Returns
+    -------
+    dict of arrays, shape (devices, S): ``ttft_s``, ``tpot_s``, ``request_latency_s``,
+    ``output_tokens_per_s_per_device``; plus ``name`` (devices).
+    """
+    shape = resolve_model(model)
+    _, w_bytes, mm_precision, kv_default = resolve_precision(precision)
+    _, kv_bytes = resolve_kv_precision(kv_precision, kv_default)
+    k = constants(**overrides)
+    ceil, _ = ceilings_for(None, catalog, measurements)
+    b, L, O = np.broadcast_arrays(np.asarray(batch_size, dtype=float), np.asarray(input_tokens, dtype=float),
+                                  np.asarray(output_tokens, dtype=float))
+    r = serve_core(shape, _rates(ceil, mm_precision), float(tensor_parallel), b[None, :], L[None, :], O[None, :],
+                   w_bytes, kv_bytes, k, schedule)
+    return {"name": ceil["name"].to_numpy(), "ttft_s": r["ttft_s"], "tpot_s": r["tpot_s"],
+            "request_latency_s": r["request_latency_s"],
+            "output_tokens_per_s_per_device": r["output_tokens_per_s"] / tensor_parallel}
 
 
 def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fit, tps):

@@ -119,7 +119,8 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
     optimizer = 32.0 * shape.params / shard / bw
     step = pipeline + exposed + optimizer + k["train_step_overhead_s"]
     return {"step_s": step, "microbatch_s": microbatch, "compute_s": m * compute, "elementwise_s": m * elementwise,
-            "tp_comm_s": m * tp_comm, "bubble_s": bubble, "dp_comm_s": exposed, "optimizer_s": optimizer}
+            "tp_comm_s": m * tp_comm, "bubble_s": bubble, "dp_comm_s": exposed, "dp_comm_total_s": dp_comm,
+            "optimizer_s": optimizer}
 
 
 def _rates(ceil, precision, level, net_bw, utilization=None):
@@ -191,7 +192,7 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     dict or pandas.DataFrame
         ``step_s, tokens_per_s, tokens_per_s_per_device, mfu, seconds, days,
         device_hours`` (each with ``_low``/``_high``), the step's parts
-        (``compute_s, elementwise_s, tp_comm_s, bubble_s, dp_comm_s, optimizer_s``),
+        (``compute_s, elementwise_s, tp_comm_s, bubble_s, dp_comm_s`` exposed, ``dp_comm_total_s`` before overlap, ``optimizer_s``),
         ``memory_per_device_bytes``, ``fits``, the configuration, the ceilings'
         ``*_source`` and ``feasible`` / ``why``.
     """
@@ -263,7 +264,7 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     for name in ("step_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "seconds", "days", "device_hours"):
         out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
-    for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "optimizer_s"):
+    for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "dp_comm_total_s", "optimizer_s"):
         out[part] = results[""][part]
     state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero, n_devices=dp * cp) / (tp * pp)
     acts = 0.0

@@ -21,6 +21,7 @@ _PANELS = {
     "EdgePanel": "edge",
     "DecisionPanel": "decision",
     "ProbePanel": "probe",
+    "ValidationPanel": "validation",
 }
 
 

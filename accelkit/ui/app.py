@@ -40,6 +40,7 @@ def _tabs():
     from .precision import PrecisionPanel
     from .probe import ProbePanel
     from .roofline import RooflinePanel
+    from .validation import ValidationPanel
 
     return [
         ("start", "Start", None),
@@ -53,11 +54,12 @@ def _tabs():
         ("edge", "7 Edge", lambda s: [EdgePanel(s)]),
         ("probe", "8 This machine", lambda s: [ProbePanel(scenario=s)]),
         ("decision", "9 Decision", lambda s: [DecisionPanel(s, run_sensitivity=False)]),
+        ("trust", "10 How far to trust", lambda s: [ValidationPanel(s)]),
     ]
 
 
 TABS = ["start", "catalogue", "demand", "roofline", "precision", "ecosystem", "energy", "cluster", "edge", "probe",
-        "decision"]
+        "decision", "trust"]
 
 _INTRO = """
 <h2 style="margin:4px 0">accelkit · choose an AI accelerator, with the numbers</h2>

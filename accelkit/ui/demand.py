@@ -270,4 +270,5 @@ class DemandPanel(Panel):
                     lines.append(f"days on {s.n_devices} × {name}: {row['days_on_n']:.1f} "
                                  f"({row['days_on_n_low']:.1f}-{row['days_on_n_high']:.1f})")
         lines.append(f"source-text formula [FLOP/s]: {r['seed'].loc[1, 'flops_per_s']:.3g}")
+        lines += [line for line in r["summary"] if line.startswith("Using your measurements")]
         return "\n".join(lines)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipywidgets as W
-import numpy as np
 
 from .. import claims, plots, projection, roofline, sizing
 from ..catalog import load_catalog, memory_bandwidth, peak_flops

@@ -104,7 +104,7 @@ def test_training_cluster(page, chapters_url):
     open_page(page, f"{chapters_url}/06_training_cluster.ipynb")
     no_error_output(page)
     before = snapshot(page)
-    type_number(page, "network [Gbit/s per device]", 25)
+    type_number(page, "network [Gbit/s per device, 0 = reference server]", 25)
     after = wait_for_change(page, before, "plots")
     assert "3.1 GB/s per device" in after["summary"]
     _bad_then_good(page, "micro-batch [sequences/device]", 0, 2, "micro_batch")

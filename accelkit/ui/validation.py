@@ -1,0 +1,153 @@
+"""Chapter 10: how far to trust these numbers -- the engine against published measurements."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import numpy as np
+import pandas as pd
+
+from .. import plots
+from . import controls as C
+from ._base import CSS, Panel, table_html
+
+__all__ = ["ValidationPanel"]
+
+_CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training")
+
+
+class ValidationPanel(Panel):
+    """Every published measurement next to the engine's projection of it."""
+
+    title = "How far to trust these numbers"
+
+    def __init__(self, scenario=None, categories=(), split="all", device=""):
+        super().__init__(scenario)
+        from ..projection import validation as V
+
+        # projecting the 138 cases takes a few seconds: once, then the controls only filter
+        self.results = V.validate()
+        devices = ["(all)"] + sorted(set(self.results["device"]))
+        self.controls = {
+            "categories": C.multi_choice("categories", _CATEGORIES, tuple(categories), rows=5,
+                                         tooltip="none selected: every category"),
+            "split": C.choice("half", ["all", "fit", "holdout"], split, width="200px",
+                              tooltip="fit: the cases the fitted constants were set on; holdout: never fitted"),
+            "device": C.choice("device", devices, device if device in devices else "(all)", width="300px"),
+        }
+        self.watch()
+        self.refresh()
+
+    def layout(self):
+        c, f, t = self.controls, self.figure_outputs, self.table_outputs
+        return W.VBox([W.HTML(CSS), W.HBox([C.group("Show", [c["categories"], c["split"], c["device"]])]),
+                       self.message, self.summary, t["summary"], f["chart"], W.HTML("<h4>Every case</h4>"), t["cases"],
+                       W.HTML("<h4>The efficiencies behind the projections</h4>"), t["efficiency"]])
+
+    def selected(self):
+        """The cases the controls show."""
+        c = {k: w.value for k, w in self.controls.items()}
+        r = self.results
+        if c["categories"]:
+            r = r[r["category"].isin(c["categories"])]
+        if c["split"] != "all":
+            r = r[r["split"] == c["split"]]
+        if c["device"] != "(all)":
+            r = r[r["device"] == c["device"]]
+        return r
+
+    def compute(self):
+        from ..projection import constants_table, validation as V
+
+        shown = self.selected()
+        if shown.empty:
+            raise ValueError("no published measurement matches these filters; choose another device or category")
+        whole = V.summary(self.results).set_index("category")
+        part = V.summary(shown)
+        worst = shown.loc[np.abs(np.log(shown["ratio"])).idxmax()]
+        fitted = constants_table()
+        fitted = fitted[fitted["how_set"].str.contains("fit split")]
+        summary = [
+            f"{len(self.results)} published measurements (MLPerf-style serving tables, TensorRT-LLM, vLLM, lmdeploy, "
+            f"gpt-fast, Megatron-LM, llm-foundry, torchtitan, MaxText, NeMo) are projected by the same engine every "
+            f"chapter uses. Over all of them the projection is off by {whole.loc['all', 'gm_error']:.1%} in "
+            f"geometric mean; on the held-out half, which no constant was fitted to, by "
+            f"{whole.loc['all', 'gm_error_holdout']:.1%}.",
+            f"Shown here: {len(shown)} case(s), {V._gm_error(shown['ratio']):.1%} geometric-mean error; the worst is "
+            f"{worst['case_id']} ({worst['device']}, {worst['model']}): projected {worst['ratio']:.2f}× the measured "
+            "speed.",
+            f"Where the efficiencies come from: published matmul, memory-bandwidth and all-reduce measurements "
+            f"(data/efficiency.csv); {len(fitted)} constants no datasheet gives (per-step overheads, how far GEMMs "
+            "fall short of the best shape, overlap) were fitted on the fit half only. A device without its own "
+            "measurement borrows its architecture's or vendor's, and its range shows their spread.",
+            "Every projected figure elsewhere carries a range: the efficiencies' spread widened by the error this "
+            "page measures for that kind of figure.",
+        ]
+        part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "median_ratio",
+                           "worst_case", "worst_ratio"]].copy()
+        part_shown.columns = ["category", "cases", "error (all)", "error (fit)", "error (holdout)", "median ratio",
+                              "worst case", "worst ratio"]
+        pct = "{:.1%}".format
+        cases = pd.DataFrame({
+            "case": shown["case_id"], "half": shown["split"], "device": shown["device"],
+            "model": shown["model"], "metric": shown["metric"],
+            "measured": [f"{v:.4g} {u}" for v, u in zip(shown["value"], shown["unit"])],
+            "projected": [f"{p:.4g} {u}" for p, u in zip(shown["predicted"], shown["unit"])],
+            "speed ratio": shown["ratio"],
+            "source": [f'<a href="{html.escape(u, quote=True)}" target="_blank">{html.escape(t)}</a>'
+                       for u, t in zip(shown["source_url"], shown["source_title"])],
+        })
+        cases["case"] = cases["case"].map(html.escape)
+        cases["model"] = cases["model"].map(html.escape)
+        return {
+            "results": shown, "summary_table": part, "summary": summary,
+            "figures": {"chart": plots.validation_chart(shown)},
+            "tables": {
+                "summary": table_html(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
+                                      | {"median ratio": "{:.2f}".format, "worst ratio": "{:.2f}".format}),
+                "cases": table_html(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
+                "efficiency": table_html(self._efficiency_table(), max_rows=80),
+            },
+        }
+
+    @staticmethod
+    def _efficiency_table():
+        from ..projection import device_ceilings
+
+        ceil = device_ceilings()
+        known = ceil[ceil["peak_bf16"].notna() | ceil["memory_bw_peak"].notna()]
+        return pd.DataFrame({
+            "device": known["name"],
+            "bf16 matmul [% of peak]": [_pct_range(a, lo, hi, p) for a, lo, hi, p in
+                                        zip(known["matmul_bf16"], known["matmul_bf16_low"], known["matmul_bf16_high"],
+                                            known["peak_bf16"])],
+            "memory [% of peak]": [_pct_range(a, lo, hi, p) for a, lo, hi, p in
+                                   zip(known["memory_bw"], known["memory_bw_low"], known["memory_bw_high"],
+                                       known["memory_bw_peak"])],
+            "bf16 source": known["matmul_bf16_source"], "memory source": known["memory_bw_source"],
+        })
+
+    def key_figures(self):
+        if self.error:
+            return f"ERROR: {self.error}"
+        from ..projection import validation as V
+
+        whole = V.summary(self.results).set_index("category")
+        shown = self.result["results"]
+        lines = [f"published measurements: {len(self.results)}",
+                 f"geometric-mean error, all: {whole.loc['all', 'gm_error']:.3f}",
+                 f"geometric-mean error, holdout: {whole.loc['all', 'gm_error_holdout']:.3f}",
+                 f"largest error factor: {np.exp(np.abs(np.log(self.results['ratio'])).max()):.2f}"]
+        for category in _CATEGORIES:
+            if category in whole.index:
+                lines.append(f"{category}: {int(whole.loc[category, 'cases'])} cases, "
+                             f"error {whole.loc[category, 'gm_error']:.3f}")
+        lines.append(f"cases shown: {len(shown)}")
+        return "\n".join(lines)
+
+
+def _pct_range(value, low, high, peak):
+    if not (np.isfinite(value) and np.isfinite(peak) and peak > 0):
+        return "—"
+    return f"{value / peak:.0%} ({low / peak:.0%}-{high / peak:.0%})"
