@@ -23,6 +23,7 @@ __all__ = [
     "CatalogError",
     "load_catalog",
     "load_cloud_prices",
+    "load_purchase_prices",
     "find",
     "names",
     "data_path",
@@ -61,9 +62,11 @@ NUMERIC_COLUMNS = {
     "fp8_tflops": ("dense FP8 TFLOP/s, > 0", 0, 1e5),
     "int8_tops": ("dense INT8 TOP/s, > 0", 0, 1e5),
     "int4_tops": ("dense INT4 TOP/s, > 0", 0, 1e5),
+    "fp4_tflops": ("dense FP4 (NVFP4/MXFP4) TFLOP/s, > 0", 0, 1e6),
     "int8_tops_sparse": ("2:4-sparse INT8 TOP/s, > 0", 0, 1e5),
     "npu_int8_tops_sparse": ("2:4-sparse INT8 TOP/s of the DLA/NPU engines, > 0", 0, 1e5),
-    "tdp_w": ("power in watts, > 0", 0, 1e5),
+    "tdp_w": ("maximum board/module power in watts, > 0", 0, 1e5),
+    "tdp_typical_w": ("typical power in watts (where a vendor gives no maximum), > 0", 0, 1e5),
     "interconnect_gbs": ("interconnect bandwidth in GB/s, > 0", 0, 1e6),
     "price_usd": ("a price in USD, > 0", 0, 1e8),
     "cloud_usd_per_hour": ("an hourly price in USD, > 0", 0, 1e5),
@@ -319,7 +322,97 @@ def load_cloud_prices(path=None):
     return frame.reset_index(drop=True)
 
 
+PRICE_KINDS = ("list", "street", "reseller", "system_share", "analyst")
+
+
+@lru_cache(maxsize=1)
+def _builtin_purchase_prices():
+    path = data_path("purchase_prices.csv")
+    if not path.exists():
+        return pd.DataFrame(columns=["device", "price_usd", "price_low_usd", "price_high_usd", "price_kind",
+                                     "price_date", "source_url", "notes"])
+    return load_purchase_prices(path)
+
+
+def load_purchase_prices(path=None):
+    """Purchase prices per device with their kind, range, date and source.
+
+    Parameters
+    ----------
+    path : str or Path, optional
+        A CSV with columns device, price_usd, price_low_usd, price_high_usd,
+        price_kind (list, street, reseller, system_share -- a system's price over
+        its devices -- or analyst), price_date, source_url, notes. Default: the
+        built-in ``data/purchase_prices.csv``.
+    """
+    origin = "purchase prices" if path is None else f"purchase prices file {path}"
+    path = data_path("purchase_prices.csv") if path is None else Path(path)
+    raw = _read_rows(path, origin)
+    need = ["device", "price_usd", "price_kind", "source_url"]
+    missing = [c for c in need if c not in raw.columns]
+    if missing:
+        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
+    frame = raw.copy()
+    problems = []
+    for col in ("price_usd", "price_low_usd", "price_high_usd"):
+        if col not in frame.columns:
+            frame[col] = ""
+        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
+        bad = (values.isna() & (frame[col] != "")) | (values <= 0)
+        for idx in frame.index[bad]:
+            problems.append(f"{origin}, line {_line(idx)}, column {col}: expected a price in USD > 0, "
+                            f"got {frame.at[idx, col]!r}")
+        frame[col] = values
+    for idx in frame.index[frame["price_usd"].isna()]:
+        problems.append(f"{origin}, line {_line(idx)}, column price_usd: every row needs a price")
+    for idx in frame.index[~frame["price_kind"].isin(PRICE_KINDS)]:
+        problems.append(f"{origin}, line {_line(idx)}, column price_kind: expected one of {', '.join(PRICE_KINDS)}, "
+                        f"got {frame.at[idx, 'price_kind']!r}")
+    for idx in frame.index[frame["source_url"] == ""]:
+        problems.append(f"{origin}, line {_line(idx)}, column source_url: every price needs a source")
+    if problems:
+        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    return frame.reset_index(drop=True)
+
+
+def _with_purchase_prices(frame, prices):
+    """Fill ``price_usd`` where the catalogue has no list price, and give every price
+    its ``price_low_usd`` / ``price_high_usd``, ``price_kind`` and ``price_source``.
+
+    The central figure is the median of the most authoritative kind published for a
+    device (list, then street, reseller, a system's price per device, analyst); the
+    range spans every figure found, ranges included.
+    """
+    frame["price_kind"] = np.where(frame["price_usd"].notna(), "list", "")
+    frame["price_source"] = np.where(frame["price_usd"].notna(), frame["source_url"], "")
+    frame["price_low_usd"] = frame["price_usd"]
+    frame["price_high_usd"] = frame["price_usd"]
+    if prices.empty:
+        return frame
+    p = prices.assign(key=prices["device"].str.lower(),
+                      order=prices["price_kind"].map({k: i for i, k in enumerate(PRICE_KINDS)}))
+    lows = p[["price_usd", "price_low_usd", "price_high_usd"]].min(axis=1)
+    highs = p[["price_usd", "price_low_usd", "price_high_usd"]].max(axis=1)
+    spread = pd.DataFrame({"key": p["key"], "low": lows, "high": highs}).groupby("key").agg(low=("low", "min"),
+                                                                                            high=("high", "max"))
+    best = p[p["order"] == p.groupby("key")["order"].transform("min")]
+    central = best.groupby("key").agg(price=("price_usd", "median"), kind=("price_kind", "first"),
+                                      source=("source_url", "first"))
+    key = frame["name"].str.lower()
+    fill = frame["price_usd"].isna() & key.isin(central.index)
+    frame.loc[fill, "price_usd"] = key[fill].map(central["price"])
+    frame.loc[fill, "price_kind"] = key[fill].map(central["kind"])
+    frame.loc[fill, "price_source"] = key[fill].map(central["source"])
+    has = key.isin(spread.index)
+    frame.loc[has, "price_low_usd"] = np.fmin(frame.loc[has, "price_usd"], key[has].map(spread["low"]))
+    frame.loc[has, "price_high_usd"] = np.fmax(frame.loc[has, "price_usd"], key[has].map(spread["high"]))
+    return frame
+
+
 def _with_cloud_prices(frame, prices):
+    frame = _with_purchase_prices(frame, _builtin_purchase_prices())
+    frame["cloud_usd_per_hour_low"] = frame["cloud_usd_per_hour"]
+    frame["cloud_usd_per_hour_high"] = frame["cloud_usd_per_hour"]
     on_demand = prices[prices["pricing"].str.lower() == "on-demand"]
     if on_demand.empty:
         frame["cloud_instance"] = ""
@@ -334,6 +427,13 @@ def _with_cloud_prices(frame, prices):
     label = cheapest["provider"] + " " + cheapest["instance"] + " (" + cheapest["count"].astype(int).astype(str) + "x)"
     frame["cloud_instance"] = key.map(label).fillna("")
     frame["cloud_price_source"] = key.map(cheapest["source_url"]).fillna("")
+    # the range: the cheapest committed (1- or 3-year) or on-demand rate to the dearest on-demand one
+    usable = prices[prices["pricing"].str.lower().isin(["on-demand", "1yr", "3yr"])]
+    low = usable.groupby(usable["accelerator"].str.lower())["usd_per_device_hour"].min()
+    high = on_demand.groupby(keys)["usd_per_device_hour"].max()
+    derived_rows = frame["cloud_usd_per_hour"].notna()
+    frame["cloud_usd_per_hour_low"] = np.fmin(frame["cloud_usd_per_hour"], key.map(low)).where(derived_rows)
+    frame["cloud_usd_per_hour_high"] = np.fmax(frame["cloud_usd_per_hour"], key.map(high)).where(derived_rows)
     return frame
 
 
@@ -400,8 +500,8 @@ def _ordered_columns():
     return [
         "name", "aliases", "vendor", "kind", "segment", "architecture", "year", "memory_gb", "memory_type",
         "memory_bw_gbs", "fp64_tflops", "fp32_tflops", "tf32_tflops", "bf16_tflops",
-        "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "int8_tops_sparse", "npu_int8_tops_sparse", "tdp_w",
-        "power_mode", "interconnect", "interconnect_gbs", "host_interface", "price_usd",
+        "fp16_tflops", "fp8_tflops", "int8_tops", "int4_tops", "fp4_tflops", "int8_tops_sparse", "npu_int8_tops_sparse",
+        "tdp_w", "tdp_typical_w", "power_mode", "interconnect", "interconnect_gbs", "host_interface", "price_usd",
         "price_date", "cloud_usd_per_hour", "software_stack", "source_url", "source_url_2",
         "retrieved", "notes", "origin",
     ]

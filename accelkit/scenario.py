@@ -27,6 +27,7 @@ PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
 SEGMENTS = ("datacenter", "workstation", "edge", "consumer")
 _MARKER = "accelkit-scenario"
+_BOOL_FIELDS = ("custom_cuda_kernels", "search_configurations", "allow_lower_precision", "exclude_unknown")
 
 
 class ScenarioError(ValueError):
@@ -166,7 +167,10 @@ class Scenario:
                                       "Your own MFU (fraction of the dense peak) instead of the projected one; "
                                       "empty: projected by the engine", "0-1")
     time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), "Finish training within", "days")
-    latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True), "Per-token (inference) latency target", "ms")
+    latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True),
+                                     "Time per output token target (inference, median)", "ms")
+    ttft_target_ms: float | None = _spec(None, _num(low=0, high=1e7, low_open=True, allow_none=True),
+                                         "Time to first token target (LLM serving, median); empty: none", "ms")
     requests_per_s: float = _spec(1.0, _num(low=0, high=1e9, low_open=True), "Inference requests per second to serve", "1/s")
     budget_usd: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Total budget over the horizon", "USD")
     power_envelope_w: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Power available per device", "W")
@@ -179,6 +183,12 @@ class Scenario:
         metadata={"check": _text_list(FRAMEWORKS), "help": "Frameworks that must work", "unit": ""},
     )
     custom_cuda_kernels: bool = _spec(False, None, "The team owns custom CUDA kernels")
+    search_configurations: bool = _spec(True, None, "Search each device's best configuration (ZeRO stage, "
+                                        "tensor parallel, batch, precision) instead of taking the scenario's as given")
+    allow_lower_precision: bool = _spec(False, None, "Let the search try precisions below the scenario's "
+                                        "(fp8, int8, int4 weights): faster, with a quality risk to check")
+    exclude_unknown: bool = _spec(False, None, "Exclude devices with an unknown criterion (no price) instead of "
+                                  "scoring them on the criteria that are known")
     devices: list = field(
         default_factory=list, metadata={"check": _device_names, "help": "Devices shortlisted so far", "unit": ""}
     )
@@ -201,7 +211,7 @@ class Scenario:
 
     def _set_checked(self, f, value):
         check = f.metadata.get("check")
-        if f.name == "custom_cuda_kernels":
+        if f.name in _BOOL_FIELDS:
             if not isinstance(value, bool):
                 if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
                     value = value.lower() in ("true", "yes", "1")

@@ -26,7 +26,8 @@ import pandas as pd
 from . import memory, sizing, units
 from .catalog import load_catalog, memory_bytes, peak_flops
 
-__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "rank", "rank_grid", "sensitivity", "shortlist"]
+__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "nearest_feasible", "rank", "rank_grid", "rank_stability", "sensitivity",
+           "shortlist", "weighted_score"]
 
 #: criterion -> (what it measures, better when)
 CRITERIA = {
@@ -40,8 +41,9 @@ DEFAULT_WEIGHTS = {"time": 1.0, "cost": 1.0, "efficiency": 0.5, "ecosystem": 1.0
 
 
 def _scale(values, log=False, higher_is_better=True, mask=None):
-    """Min-max scale to [0, 1] along the last axis, best = 1; NaN (or masked out) -> 0;
-    a single candidate -> 1. ``mask`` marks the candidates that take part."""
+    """Min-max scale to [0, 1] along the last axis, best = 1; masked out -> 0; a
+    single candidate -> 1; NaN (unknown) stays NaN. ``mask`` marks the candidates
+    that take part."""
     v = np.asarray(values, dtype=float)
     if v.size == 0:
         return v
@@ -58,7 +60,37 @@ def _scale(values, log=False, higher_is_better=True, mask=None):
         scaled = np.where(span > 0, (vv - lo) / np.where(span > 0, span, 1.0), 1.0)
     if not higher_is_better:
         scaled = np.where(span > 0, 1.0 - scaled, 1.0)
-    return np.where(ok, scaled, 0.0)
+    unknown = ~np.isfinite(v)
+    return np.where(ok, scaled, np.where(unknown, np.nan, 0.0))
+
+
+_UNKNOWN_WORDS = {"time": "speed", "cost": "price", "efficiency": "power", "ecosystem": "ecosystem fit",
+                  "headroom": "memory"}
+
+
+def weighted_score(criteria, weights):
+    """Weighted mean × 100 of the criteria that are known.
+
+    ``criteria`` maps each criterion to an array of 0-1 scores (NaN = unknown); an
+    unknown criterion drops out and the other weights are renormalised, so a device
+    without a price is scored on the rest instead of getting the worst cost
+    (a missing value is not evidence of a bad one; the reason says so).
+
+    Returns ``(score, n_known)``: NaN where nothing is known.
+    """
+    num = den = 0.0
+    n_known = 0
+    for k, v in criteria.items():
+        wk = weights.get(k, 0.0)
+        if wk <= 0:
+            continue
+        known = np.isfinite(v)
+        num = num + np.where(known, v, 0.0) * wk
+        den = den + np.where(known, wk, 0.0)
+        n_known = n_known + known.astype(int)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = np.where(np.asarray(den) > 0, num / np.where(np.asarray(den) > 0, den, 1.0) * 100.0, np.nan)
+    return score, n_known
 
 
 def _weights(scenario, weights):
@@ -77,14 +109,29 @@ def _weights(scenario, weights):
     return merged
 
 
-def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurements=None):
+def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurements=None, speed_factor=1.0,
+             speed_device=None):
     """Per-device figures the constraints and criteria use: the engine's projection
     (:func:`accelkit.sizing.per_device`) turned into time, latency and cost criteria."""
-    table = sizing.per_device(scenario, catalog, measurements=measurements)
+    from .configsearch import best_configurations
+
+    table = best_configurations(scenario, catalog, measurements=measurements)
     table.index = catalog.index
     training = scenario.workload in sizing.TRAINING_WORKLOADS
     peak = table["peak_flops"]
     days_horizon = scenario.horizon_months * units.DAYS_PER_YEAR / 12
+    if speed_factor != 1.0:
+        # the sensitivity's "what if this device ran at another efficiency": rates up, times down
+        speed = pd.Series(np.where(catalog["name"] == speed_device, speed_factor, 1.0) if speed_device else speed_factor,
+                          index=catalog.index)
+        table = table.copy()
+        for lv in ("", "_low", "_high"):
+            table[f"work_per_device_hour{lv}"] = table[f"work_per_device_hour{lv}"] * speed
+            table[f"latency_s{lv}"] = table[f"latency_s{lv}"] / speed
+            if f"days_on_n{lv}" in table:
+                table[f"days_on_n{lv}"] = table[f"days_on_n{lv}"] / speed
+        if "device_hours" in table:
+            table["device_hours"] = table["device_hours"] / speed
     work = {lv: table[f"work_per_device_hour{lv}"] for lv in ("", "_low", "_high")}
     if training:
         time_value = table["days_on_n"]  # lower is better
@@ -93,16 +140,18 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         latency_ms = table["latency_s"] * 1e3
         time_value = 1.0 / work[""]  # device-hours per unit of work: lower is better
     factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
-    price = catalog["price_usd"] * factor
-    hourly = catalog["cloud_usd_per_hour"] * factor
     cost = {}
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        # the cost range: the low price at the fast end of the projection, the high price at the slow end
+        price = _column(catalog, f"price{level}_usd" if level else "price_usd", "price_usd") * factor
+        hourly = _column(catalog, f"cloud_usd_per_hour{level}", "cloud_usd_per_hour") * factor
         if scenario.deployment == "cloud":
             cost[level] = hourly / work[src] * 1e6
         else:
             hours = scenario.hours_per_day * days_horizon
             energy_usd = catalog["tdp_w"] / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
             cost[level] = (price + energy_usd) / (work[src] * hours) * 1e6
+    price = catalog["price_usd"] * factor
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
     need = sizing.memory_need(scenario)["total"]
     return table.assign(
@@ -113,8 +162,15 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
     )
 
 
+def _column(catalog, name, fallback):
+    """A catalogue column, or ``fallback`` where it is missing or empty (a user's catalogue)."""
+    if name in catalog:
+        return catalog[name].fillna(catalog[fallback])
+    return catalog[fallback]
+
+
 def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True, price_device=None,
-         ecosystem_scores=None):
+         ecosystem_scores=None, speed_factor=1.0, speed_device=None):
     """Rank every catalogue device for a scenario.
 
     Parameters
@@ -133,6 +189,9 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     ecosystem_scores : DataFrame, optional
         Precomputed :func:`accelkit.ecosystem.device_scores` for this catalogue and
         scenario (saves time when ranking many variants of one scenario).
+    speed_factor, speed_device : float, str
+        Multiply the projected speed of ``speed_device`` (every device when None) by
+        ``speed_factor`` (for sensitivity analysis).
 
     Returns
     -------
@@ -145,7 +204,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     """
     catalog = load_catalog() if catalog is None else catalog
     w = _weights(scenario, weights)
-    f = _figures(scenario, catalog, price_factor, price_device)
+    f = _figures(scenario, catalog, price_factor, price_device, speed_factor=speed_factor, speed_device=speed_device)
     training = scenario.workload in sizing.TRAINING_WORKLOADS
     if ecosystem:
         scores = ecosystem_scores if ecosystem_scores is not None else _ecosystem_scores(scenario, catalog)
@@ -163,6 +222,8 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
 
     precision = scenario.precision
     exclude(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
+    slo = f["why"].astype(str).str.startswith("no batch meets the targets")
+    exclude(~f["feasible"].astype(bool) & slo, f["why"].astype(str))
     exclude(~f["feasible"].astype(bool), "cannot be projected: " + f["why"].astype(str))
     if scenario.segments:
         exclude(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
@@ -173,13 +234,19 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     exclude(f["min_devices_memory"].isna(), "no published memory size")
     too_big = f["min_devices_memory"] > scenario.n_devices
     never = np.isinf(f["min_devices_memory"])
+    searched = scenario.search_configurations
     exclude(never, "the replicated part of the model state alone does not fit one device's memory"
-            + (" (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
+            + (" even with ZeRO-3" if training and searched else
+               " (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
     exclude(too_big, "needs " + f["min_devices_memory"].map(lambda v: f"{v:.0f}") +
-            f" devices to hold the model; the scenario allows {scenario.n_devices}")
+            f" devices to hold the model{' even with ZeRO-3 and one sequence per device' if training and searched else ''}"
+            f"; the scenario allows {scenario.n_devices}")
     if ecosystem:
         exclude(f["ecosystem_fails"] > 0, "ecosystem: " + f["ecosystem_reason"].astype(str))
     if scenario.power_envelope_w:
+        # a hard limit cannot be certified on an unpublished figure
+        exclude(catalog["tdp_w"].isna(), f"no published maximum power: cannot check the {scenario.power_envelope_w:g} W "
+                "power envelope")
         exclude(catalog["tdp_w"] > scenario.power_envelope_w,
                 catalog["tdp_w"].map(lambda v: f"{v:g} W TDP") + f" > power envelope {scenario.power_envelope_w:g} W")
     if training:
@@ -201,16 +268,23 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
             spend = f["devices_needed"] * f["cloud_usd_per_hour"] * factor * hours  # rent over the horizon
         exclude(spend > scenario.budget_usd, spend.map(lambda v: f"${v:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
 
+    raw = {"time": f["time_value"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
+           "ecosystem": f["ecosystem_score"], "headroom": f["headroom"]}
+    unknown = pd.DataFrame({k: ~np.isfinite(v.to_numpy(dtype=float)) for k, v in raw.items()}, index=catalog.index)
+    if scenario.exclude_unknown:
+        weighted_unknown = unknown[[k for k in CRITERIA if w[k] > 0]]
+        names = weighted_unknown.apply(lambda r: ", ".join(_UNKNOWN_WORDS[k] for k in r.index[r]), axis=1)
+        exclude(weighted_unknown.any(axis=1), names + " unknown (the scenario excludes devices with unknown criteria)")
     short = why == ""
-    crit = pd.DataFrame(0.0, index=catalog.index, columns=list(CRITERIA))
+    crit = pd.DataFrame(np.nan, index=catalog.index, columns=list(CRITERIA))
     s = short.to_numpy()
     crit.loc[s, "time"] = _scale(f.loc[s, "time_value"], log=True, higher_is_better=False)
     crit.loc[s, "cost"] = _scale(f.loc[s, "cost_per_million_tokens"], log=True, higher_is_better=False)
     crit.loc[s, "efficiency"] = _scale(f.loc[s, "flops_per_w"], log=True)
-    crit.loc[s, "ecosystem"] = np.nan_to_num(f.loc[s, "ecosystem_score"].to_numpy(dtype=float) / 100.0)
+    crit.loc[s, "ecosystem"] = f.loc[s, "ecosystem_score"].to_numpy(dtype=float) / 100.0
     crit.loc[s, "headroom"] = _scale(f.loc[s, "headroom"].clip(lower=0, upper=3))
-    total_w = sum(w.values())
-    score = sum(crit[k] * w[k] for k in CRITERIA) / total_w * 100.0
+    score, n_known = weighted_score({k: crit[k].to_numpy() for k in CRITERIA}, w)
+    score = pd.Series(score, index=catalog.index)
     out = pd.DataFrame({
         "name": catalog["name"], "vendor": catalog["vendor"], "segment": catalog["segment"],
         "status": np.where(short, "shortlisted", "excluded"), "excluded_because": why,
@@ -218,6 +292,10 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     })
     for k in CRITERIA:
         out[f"score_{k}"] = crit[k].where(short)
+    out["criteria_known"] = np.where(short, n_known, np.nan)
+    out["criteria_weighted"] = sum(1 for k in CRITERIA if w[k] > 0)
+    out["unknown_criteria"] = [", ".join(_UNKNOWN_WORDS[k] for k in CRITERIA if w[k] > 0 and u[k])
+                               for u in unknown.to_dict("records")]
     for col in ("peak_flops", "devices_needed", "days_on_n", "latency_ms", "cost_per_million_tokens", "cloud_usd",
                 "purchase_usd", "flops_per_w", "ecosystem_score", "headroom", "memory_per_device_gb",
                 "tokens_per_device_hour"):
@@ -230,7 +308,8 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["cost_per_million_tokens_low"] = f["cost_per_million_tokens_low"]
     out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
     out["efficiency_source"] = f["matmul_source"].astype(str) + " | memory: " + f["memory_source"].astype(str)
-    for extra in ("mfu", "tensor_parallel", "batch_size"):
+    for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "zero_stage", "batch_size",
+                  "configuration", "ttft_s", "ttft_s_low", "ttft_s_high"):
         if extra in f:
             out[extra] = f[extra]
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
@@ -243,10 +322,22 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     return out.reset_index(drop=True)
 
 
+_ECOSYSTEM_CACHE = {}
+
+
 def _ecosystem_scores(scenario, catalog):
+    """The ecosystem checklist per device; cached, since a control change that does not
+    touch the requirements (most of them) gives the same scores."""
     from . import ecosystem as eco
 
-    return eco.device_scores(catalog, eco.Requirements.from_scenario(scenario))
+    requirements = eco.Requirements.from_scenario(scenario)
+    cols = [c for c in ("name", "vendor", "kind", "segment", "software_stack") if c in catalog]
+    key = (repr(requirements), tuple(map(tuple, catalog[cols].astype(str).to_numpy())))
+    if key not in _ECOSYSTEM_CACHE:
+        if len(_ECOSYSTEM_CACHE) > 64:
+            _ECOSYSTEM_CACHE.clear()
+        _ECOSYSTEM_CACHE[key] = eco.device_scores(catalog, requirements)
+    return _ECOSYSTEM_CACHE[key].copy()
 
 
 def _reason(row, weights, training, scenario, unit="tokens"):
@@ -260,12 +351,17 @@ def _reason(row, weights, training, scenario, unit="tokens"):
         one = {"tokens": "token", "frames": "frame", "requests": "request"}.get(unit, unit)
         parts.append(f"{row['latency_ms']:,.2g} ms per {one} ({row['latency_ms_low']:,.2g}-{row['latency_ms_high']:,.2g})")
     if row["cost_per_million_tokens"] == row["cost_per_million_tokens"]:
-        parts.append(f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
-    else:
-        parts.append("no price (cost scored 0)")
+        parts.append(f"${row['cost_per_million_tokens']:,.3g} per M {unit} ({row['cost_per_million_tokens_low']:,.3g}-"
+                     f"{row['cost_per_million_tokens_high']:,.3g})")
     if row["ecosystem_score"] == row["ecosystem_score"]:
         parts.append(f"ecosystem {row['ecosystem_score']:.0f}/100")
-    scored = {k: row[f"score_{k}"] for k in CRITERIA if weights[k] > 0}
+    if row.get("configuration"):
+        parts.insert(0, f"runs as {row['configuration']}")
+    scored = {k: row[f"score_{k}"] for k in CRITERIA if weights[k] > 0 and row[f"score_{k}"] == row[f"score_{k}"]}
+    if row.get("unknown_criteria"):
+        parts.append(f"{row['unknown_criteria']} unknown: scored on {len(scored)} of {len(scored) + len(row['unknown_criteria'].split(', '))} criteria")
+    if not scored:
+        return ", ".join(parts)
     best = max(scored, key=scored.get)
     worst = min(scored, key=scored.get)
     if scored[best] == scored[worst]:
@@ -279,32 +375,130 @@ def shortlist(scenario, catalog=None, n=5, **kwargs):
     return ranked[ranked["status"] == "shortlisted"].head(n)
 
 
+def _candidate_changes(scenario):
+    """(field, new value, words, size) of the changes :func:`nearest_feasible` tries,
+    smallest first within each field; ``size`` is |log2| of the factor for numbers,
+    1 for a choice, 2 for dropping a limit."""
+    from .scenario import DEPLOYMENTS, PRECISIONS
+
+    s = scenario
+    training = s.workload in sizing.TRAINING_WORKLOADS
+    out = []
+    if not s.allow_lower_precision:
+        out.append(("allow_lower_precision", True, "allow lower precisions (fp8, int8, int4 weights)", 1.0))
+    for p in PRECISIONS:
+        if p != s.precision and not (training and p in ("int8", "int4")):
+            out.append(("precision", p, f"precision {p} instead of {s.precision}", 1.0))
+    for f in (2, 4, 8, 16):
+        out.append(("n_devices", int(s.n_devices * f), f"allow {int(s.n_devices * f)} devices instead of {s.n_devices}",
+                    np.log2(f)))
+    if training:
+        for f in (1.5, 2, 4):
+            out.append(("time_target_days", s.time_target_days * f,
+                        f"finish within {s.time_target_days * f:g} days instead of {s.time_target_days:g}", np.log2(f)))
+    else:
+        for f in (1.5, 2, 4):
+            out.append(("latency_target_ms", s.latency_target_ms * f,
+                        f"{s.latency_target_ms * f:g} ms per token instead of {s.latency_target_ms:g}", np.log2(f)))
+        if s.ttft_target_ms:
+            for f in (2, 4):
+                out.append(("ttft_target_ms", s.ttft_target_ms * f,
+                            f"{s.ttft_target_ms * f:g} ms to the first token instead of {s.ttft_target_ms:g}",
+                            np.log2(f)))
+    if s.power_envelope_w:
+        for f in (1.5, 2, 4):
+            out.append(("power_envelope_w", s.power_envelope_w * f,
+                        f"power envelope {s.power_envelope_w * f:g} W instead of {s.power_envelope_w:g}", np.log2(f)))
+        out.append(("power_envelope_w", None, "no power envelope", 2.0))
+    if s.budget_usd:
+        for f in (1.5, 2, 4):
+            out.append(("budget_usd", s.budget_usd * f, f"budget ${s.budget_usd * f:,.0f} instead of "
+                        f"${s.budget_usd:,.0f}", np.log2(f)))
+        out.append(("budget_usd", None, "no budget limit", 2.0))
+    for d in DEPLOYMENTS:
+        if d != s.deployment:
+            out.append(("deployment", d, f"deploy {d} instead of {s.deployment}", 1.0))
+    if s.segments:
+        out.append(("segments", [], "allow every segment", 1.0))
+    if s.exclude_unknown:
+        out.append(("exclude_unknown", False, "score devices with an unknown price on the known criteria", 1.0))
+    return out
+
+
+def nearest_feasible(scenario, catalog=None, weights=None, max_changes=8):
+    """The smallest single changes to a scenario that admit devices it now excludes.
+
+    For each field a person controls (precision, devices allowed, time or latency
+    targets, power envelope, budget, deployment, segments) the changes are tried from
+    the smallest up; the first value of each field that shortlists a device the
+    scenario does not is kept.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per change, smallest first: ``field``, ``value`` (to set on the
+        scenario), ``change`` (in words), ``size``, ``n_shortlisted`` (after the
+        change), ``admits`` (the newly shortlisted devices, best first, as a list) and
+        ``best`` (the new winner). Empty when no single change admits a device.
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    base = rank(scenario, catalog, weights)
+    before = set(base.loc[base["status"] == "shortlisted", "name"])
+    rows, done = [], set()
+    for field, value, words, size in _candidate_changes(scenario):
+        if field in done:
+            continue
+        trial = scenario.copy()
+        try:
+            setattr(trial, field, value)
+        except ValueError:
+            continue
+        ranked = rank(trial, catalog, weights)
+        short = ranked[ranked["status"] == "shortlisted"]
+        new = [n for n in short["name"] if n not in before]
+        if not new:
+            continue
+        done.add(field)
+        rows.append({"field": field, "value": value, "change": words, "size": float(size),
+                     "n_shortlisted": len(short), "admits": new, "best": short["name"].iloc[0]})
+        if len(rows) >= max_changes:
+            break
+    out = pd.DataFrame(rows, columns=["field", "value", "change", "size", "n_shortlisted", "admits", "best"])
+    return out.sort_values(["size", "n_shortlisted"], ascending=[True, False], kind="stable").reset_index(drop=True)
+
+
 #: assumption -> values scanned by :func:`sensitivity`
 SENSITIVITY_RANGES = {
+    "winner_efficiency": [0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5],
     "utilization": [0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9],
     "winner_price": [0.5, 1.0, 1.25, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0],
     "hours_per_day": [2.0, 4.0, 8.0, 12.0, 16.0, 20.0, 24.0],
     "horizon_months": [6, 12, 24, 36, 48, 60],
+    "electricity_usd_per_kwh": [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6],
 }
 
 
 def sensitivity(scenario, catalog=None, ranges=None, weights=None):
-    """Which assumption would change the winner, and at what value.
+    """Which assumption would change the order of the winner and the runner-up, and at what value.
 
     Each assumption is scanned over a range while the others keep the scenario's
-    values: ``utilization`` (a person's own MFU in place of the projected one; base: the
-    winner's projected MFU, training only), ``hours_per_day`` and ``horizon_months`` are scenario
-    fields; ``winner_price`` multiplies the winning device's price (purchase or
-    hourly) alone -- how much dearer could it be and still win?
+    values: ``winner_efficiency`` multiplies the winner's projected speed (its
+    achieved efficiency against the published one); ``utilization`` (a person's own
+    MFU in place of the projected one; training only); ``winner_price`` multiplies the
+    winning device's price (purchase or hourly) alone; ``hours_per_day``,
+    ``horizon_months`` and ``electricity_usd_per_kwh`` are scenario fields (they move
+    owned hardware's cost; a cloud rent does not depend on them).
 
     Returns
     -------
     (pandas.DataFrame, pandas.DataFrame)
         ``summary``: one row per assumption -- ``assumption, base, winner_at_base,
-        switches_at`` (the value nearest the base at which another device wins; NaN
-        if none in the range), ``new_winner``, ``score_low, score_high`` (the base
-        winner's score at the ends of the range, for a tornado chart); and ``scan``:
-        every (assumption, value, winner, margin, base_winner_score).
+        runner_up, switches_at`` (the value nearest the base at which another device
+        wins; NaN if none in the range), ``new_winner``, ``margin_at_base`` (winner's
+        score minus the runner-up's), ``margin_min, margin_max`` over the range
+        (what the chart shows when nothing switches), ``score_low, score_high`` (the
+        base winner's score at the ends of the range); and ``scan``: every
+        (assumption, value, winner, margin, base_winner_score).
     """
     catalog = load_catalog() if catalog is None else catalog
     ranges = ranges or SENSITIVITY_RANGES
@@ -317,16 +511,18 @@ def sensitivity(scenario, catalog=None, ranges=None, weights=None):
     if base_short.empty:
         raise ValueError("sensitivity: no device passes the hard constraints; relax a constraint first")
     base_winner = base_short.iloc[0]["name"]
+    runner_up = base_short.iloc[1]["name"] if len(base_short) > 1 else ""
     rows, scan = [], []
     for assumption, values in ranges.items():
-        if assumption == "winner_price":
+        if assumption in ("winner_price", "winner_efficiency"):
             base = 1.0
-        elif assumption == "utilization" and scenario.utilization is None:
-            # the engine projects the MFU; the scan asks what a person's own MFU would change
+        elif assumption == "utilization":
+            if scenario.workload not in sizing.TRAINING_WORKLOADS:
+                continue  # serving: the projection has no single utilisation to vary
             mfu = base_short.iloc[0].get("mfu", np.nan)
-            if not (mfu == mfu):
-                continue  # serving an LLM: the projection has no single utilisation to vary
-            base = float(mfu)
+            base = float(scenario.utilization if scenario.utilization is not None else mfu)
+            if not (base == base):
+                continue
         else:
             base = float(getattr(scenario, assumption))
         results = []
@@ -335,25 +531,92 @@ def sensitivity(scenario, catalog=None, ranges=None, weights=None):
             if assumption == "winner_price":
                 ranked = rank(trial, catalog, weights, price_factor=value, price_device=base_winner,
                               ecosystem_scores=eco_scores)
+            elif assumption == "winner_efficiency":
+                ranked = rank(trial, catalog, weights, speed_factor=value, speed_device=base_winner,
+                              ecosystem_scores=eco_scores)
             else:
                 setattr(trial, assumption, value)
                 ranked = rank(trial, catalog, weights, ecosystem_scores=eco_scores)
             short = ranked[ranked["status"] == "shortlisted"]
             winner = short.iloc[0]["name"] if not short.empty else ""
-            margin = (short.iloc[0]["score"] - short.iloc[1]["score"]) if len(short) > 1 else np.nan
-            hit = short[short["name"] == base_winner]
-            base_score = float(hit["score"].iloc[0]) if not hit.empty else np.nan
+            scores = short.set_index("name")["score"]
+            base_score = float(scores.get(base_winner, np.nan))
+            # the winner's lead over the base runner-up (or, alone, over nobody: its own score)
+            margin = base_score - float(scores.get(runner_up, 0.0 if not runner_up else np.nan))
             results.append((float(value), winner, margin, base_score))
             scan.append({"assumption": assumption, "value": float(value), "winner": winner, "margin": margin,
                          "base_winner_score": base_score})
         switching = sorted((abs(v - base), v, win) for v, win, _, _ in results if win != base_winner)
+        margins = np.array([m for _, _, m, _ in results], dtype=float)
+        at_base = [m for v, _, m, _ in results if np.isclose(v, base)]
         rows.append({
-            "assumption": assumption, "base": base, "winner_at_base": base_winner,
+            "assumption": assumption, "base": base, "winner_at_base": base_winner, "runner_up": runner_up,
             "switches_at": switching[0][1] if switching else np.nan,
             "new_winner": (switching[0][2] or "no device passes") if switching else "",
+            "margin_at_base": at_base[0] if at_base else float(base_short.iloc[0]["score"] - (
+                base_short.iloc[1]["score"] if len(base_short) > 1 else 0.0)),
+            "margin_min": np.nanmin(margins) if np.isfinite(margins).any() else np.nan,
+            "margin_max": np.nanmax(margins) if np.isfinite(margins).any() else np.nan,
             "score_low": results[0][3], "score_high": results[-1][3],
         })
     return pd.DataFrame(rows), pd.DataFrame(scan)
+
+
+def rank_stability(scenario, catalog=None, weights=None, draws=500, seed=0, top=5, ranked=None):
+    """How often each device comes first when the projection and prices are drawn over their ranges.
+
+    Each draw takes, per device, a speed and a cost log-uniformly between the
+    projection's ``_low`` and ``_high`` (time range: the engine's efficiency spread
+    widened by its validation error; cost: the price range and the speed range), and
+    re-scores the shortlist with the same weights (Monte-Carlo rank acceptability,
+    Lahdelma & Salminen, Operations Research 49(3), 2001).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``name, first_share`` (fraction of draws in which it ranks first),
+        ``median_rank``, sorted by ``first_share``; at most ``top`` rows. Empty when
+        nothing is shortlisted. ``ranked`` may pass :func:`rank`'s result for the same
+        scenario, catalogue and weights to save ranking again.
+    """
+    catalog = load_catalog() if catalog is None else catalog
+    ranked = rank(scenario, catalog, weights) if ranked is None else ranked
+    short = ranked[ranked["status"] == "shortlisted"].reset_index(drop=True)
+    if short.empty:
+        return pd.DataFrame(columns=["name", "first_share", "median_rank"])
+    w = _weights(scenario, weights)
+    rng = np.random.default_rng(seed)
+    training = scenario.workload in sizing.TRAINING_WORKLOADS
+
+    def draw(mid, low, high):
+        lo = np.log(np.where(np.isfinite(low) & (low > 0), low, mid))
+        hi = np.log(np.where(np.isfinite(high) & (high > 0), high, mid))
+        u = rng.random((draws, len(mid)))
+        return np.exp(lo + u * (hi - lo))
+
+    if training:
+        time_mid, time_lo, time_hi = (short[c].to_numpy(dtype=float) for c in ("days_on_n", "days_on_n_low",
+                                                                                "days_on_n_high"))
+    else:
+        rate = short["tokens_per_device_hour"].to_numpy(dtype=float)
+        lat = short["latency_ms"].to_numpy(dtype=float)
+        lat_lo, lat_hi = short["latency_ms_low"].to_numpy(dtype=float), short["latency_ms_high"].to_numpy(dtype=float)
+        # the rate's spread follows the latency's (same efficiencies)
+        time_mid, time_lo, time_hi = 1.0 / rate, (1.0 / rate) * lat_lo / lat, (1.0 / rate) * lat_hi / lat
+    times = draw(time_mid, time_lo, time_hi)
+    costs = draw(*(short[c].to_numpy(dtype=float) for c in ("cost_per_million_tokens", "cost_per_million_tokens_low",
+                                                              "cost_per_million_tokens_high")))
+    fixed = {k: np.broadcast_to(short[f"score_{k}"].to_numpy(dtype=float), times.shape)
+             for k in ("efficiency", "ecosystem", "headroom")}
+    crit = {"time": _scale(times, log=True, higher_is_better=False),
+            "cost": _scale(costs, log=True, higher_is_better=False), **fixed}
+    score, _ = weighted_score(crit, w)
+    order = np.argsort(-np.nan_to_num(score, nan=-1.0), axis=1)
+    ranks = np.empty_like(order)
+    ranks[np.arange(draws)[:, None], order] = np.arange(1, len(short) + 1)[None, :]
+    out = pd.DataFrame({"name": short["name"], "first_share": (ranks == 1).mean(axis=0),
+                        "median_rank": np.median(ranks, axis=0)})
+    return out.sort_values(["first_share", "median_rank"], ascending=[False, True]).head(top).reset_index(drop=True)
 
 
 def rank_grid(scenario, params, tokens, catalog=None, weights=None):
@@ -395,12 +658,33 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
                          f"got {scenario.precision!r}")
     peak = peak_flops(catalog, scenario.precision).to_numpy()[None, None, :]
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna()).to_numpy()
-    n, z = scenario.n_devices, scenario.zero_stage
+    n = scenario.n_devices
+    # ZeRO stages tried: the scenario's, or (searching) the lowest of 1-3 that fits, as rank() does
+    stages = [scenario.zero_stage] if not scenario.search_configurations else ([0] if n == 1 else [1, 2, 3])
+
+    def speed(z):
+        return tokens_per_second_grid(np.asarray(params, dtype=float), scenario.precision, n, scenario.seq_len,
+                                      max(scenario.batch_size, n) * scenario.seq_len, z, catalog,
+                                      utilization=scenario.utilization)[:, None, :]
+
     # model state per device from the formula module, over every size at once
-    state = memory.training_bytes(n_arr, "mixed", "adam", zero_stage=z, n_devices=n)
-    per_device = tokens_per_second_grid(np.asarray(params, dtype=float), scenario.precision, n, scenario.seq_len,
-                                        max(scenario.batch_size, n) * scenario.seq_len, z, catalog,
-                                        utilization=scenario.utilization)[:, None, :]
+    state = per_device = None
+    speeds = {}
+    for z in stages:
+        state_z = memory.training_bytes(n_arr, "mixed", "adam", zero_stage=z, n_devices=n)
+        fits = state_z <= usable[None, None, :]
+        # ZeRO 1 and 2 move the same bytes per step (Rajbhandari et al. 2020, §7): one projection serves both
+        key = 3 if z >= 3 else 1 if z >= 1 else 0
+        if key not in speeds:
+            speeds[key] = speed(z)
+        if state is None:
+            state, per_device = np.broadcast_to(state_z, fits.shape).copy(), np.broadcast_to(speeds[key], fits.shape).copy()
+            taken = fits
+        else:
+            new = fits & ~taken
+            state = np.where(new, state_z, state)
+            per_device = np.where(new, speeds[key], per_device)
+            taken = taken | fits
     days = d_arr / (per_device * n) / units.SECONDS_PER_DAY
     tokens_per_hour = per_device * units.SECONDS_PER_HOUR
     if scenario.deployment == "cloud":
@@ -418,17 +702,17 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
     if scenario.deployment == "cloud":
         ok_device &= catalog["cloud_usd_per_hour"].notna().to_numpy()
     if scenario.power_envelope_w:
-        ok_device &= ~(catalog["tdp_w"].to_numpy() > scenario.power_envelope_w)
+        ok_device &= catalog["tdp_w"].to_numpy() <= scenario.power_envelope_w
     ok = ok_device[None, None, :] & (state <= usable[None, None, :]) & (days <= scenario.time_target_days)
     crit = {
         "time": _scale(days, log=True, higher_is_better=False, mask=ok),
         "cost": _scale(cost, log=True, higher_is_better=False, mask=ok),
         "efficiency": _scale(np.broadcast_to(peak / catalog["tdp_w"].to_numpy(), ok.shape), log=True, mask=ok),
-        "ecosystem": np.where(ok, np.nan_to_num(scores["ecosystem_score"].to_numpy() / 100.0), 0.0),
+        "ecosystem": np.where(ok, scores["ecosystem_score"].to_numpy() / 100.0, 0.0),
         "headroom": _scale(np.clip(usable / state - 1.0, 0, 3), mask=ok),
     }
-    score = sum(crit[k] * w[k] for k in CRITERIA) / sum(w.values()) * 100.0
-    score = np.where(ok, score, -1.0)
+    score, _ = weighted_score(crit, w)
+    score = np.where(ok & np.isfinite(score), score, -1.0)
     best = np.argmax(score, axis=-1)
     best_score = np.take_along_axis(score, best[..., None], axis=-1)[..., 0]
     names = catalog["name"].to_numpy()

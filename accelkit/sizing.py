@@ -157,7 +157,8 @@ def min_devices_for_memory(scenario, usable_bytes):
     return n
 
 
-def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION, measurements=None):
+def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION, measurements=None,
+               search=False):
     """One row per catalogue device: what the scenario needs of it, as the engine projects it.
 
     Parameters
@@ -169,6 +170,10 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     measurements : DataFrame, optional
         The person's probe results (they replace the published efficiencies of
         their device).
+    search : bool
+        LLM serving: pick each device's batch and tensor-parallel size under the
+        scenario's latency targets instead of using its ``batch_size`` (see
+        :mod:`accelkit.configsearch`, which also searches precision and ZeRO stage).
 
     Returns
     -------
@@ -199,7 +204,7 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     out = catalog[["name", "vendor", "segment", "memory_gb", "tdp_w", "cloud_usd_per_hour"]].copy()
     out["peak_flops"] = peak
     out["peak_basis"] = basis
-    proj = project_scenario(scenario, catalog, measurements)
+    proj = project_scenario(scenario, catalog, measurements, search=search)
     proj = proj.drop(columns=[c for c in ("name",) if c in proj])
     out = pd.concat([out, proj], axis=1)
     training = scenario.workload in TRAINING_WORKLOADS

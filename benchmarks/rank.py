@@ -1,4 +1,5 @@
-"""Decision engine speed: one ranking, a 100 x 100 scenario grid, the sensitivity scan."""
+"""Decision engine speed, with the configuration search: one ranking per workload kind, a
+100 x 100 scenario grid, the way forward, the sensitivity scan and the rank-stability draws."""
 
 from __future__ import annotations
 
@@ -13,12 +14,24 @@ def main():
     from accelkit.scenario import Scenario
 
     catalog = accelkit.load_catalog()
-    scenario = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
+    training = Scenario(model="Llama-2 7B", tokens=2e10, deployment="cloud")
+    serving = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50,
+                       ttft_target_ms=1000)
+    lower = serving.copy().update(allow_lower_precision=True)
+    custom = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
+    edge = Scenario(workload="inference", model="ResNet-50", deployment="edge", power_envelope_w=30, streams=10)
     params, tokens = np.logspace(8, 12, 100), np.logspace(9, 13, 100)
+    n = len(catalog)
     return [
-        report(f"rank(): {len(catalog)} devices, one scenario", best_of(lambda: select.rank(scenario, catalog), 5)),
-        report(f"rank_grid(): {len(catalog)} devices x 100 x 100 scenarios",
-               best_of(lambda: select.rank_grid(scenario, params, tokens, catalog), 5), target=1.0),
-        report("sensitivity(): 4 assumptions, 31 rankings", best_of(lambda: select.sensitivity(scenario, catalog), 1,
-                                                                     warmup=0)),
+        report(f"rank(): {n} devices, training 7B, ZeRO / micro-batch search",
+               best_of(lambda: select.rank(training, catalog), 5), target=0.200),
+        report(f"rank(): {n} devices, serving 70B, TP / batch search under TTFT + TPOT targets",
+               best_of(lambda: select.rank(serving, catalog), 5), target=0.200),
+        report(f"rank(): {n} devices, serving 70B, + 4 precisions",
+               best_of(lambda: select.rank(lower, catalog), 5)),
+        report(f"rank_grid(): {n} devices x 100 x 100 scenarios, ZeRO search",
+               best_of(lambda: select.rank_grid(custom, params, tokens, catalog), 5), target=1.0),
+        report("nearest_feasible(): empty edge shortlist", best_of(lambda: select.nearest_feasible(edge, catalog), 1)),
+        report("rank_stability(): 500 draws", best_of(lambda: select.rank_stability(training, catalog), 3)),
+        report("sensitivity(): 6 assumptions", best_of(lambda: select.sensitivity(training, catalog), 1, warmup=0)),
     ]

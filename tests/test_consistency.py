@@ -50,11 +50,24 @@ def test_decode_speed_agrees_across_roofline_demand_and_decision(serving):
     name, per_device = roof._decode_best
     table = DemandPanel(serving.copy()).result["table"].set_index("name")
     demand = table.loc[device, "work_per_device_hour"] / 3600
-    ranked = select.rank(serving.copy()).set_index("name").loc[device, "tokens_per_device_hour"] / 3600
+    as_given = serving.copy().update(search_configurations=False)
+    ranked = select.rank(as_given).set_index("name").loc[device, "tokens_per_device_hour"] / 3600
     engine = projection.inference(device, "Llama-3.1 8B", batch_size=8, input_tokens=1024, output_tokens=256)
     assert name == device
     for label, value in (("roofline", per_device), ("demand", demand), ("decision", ranked)):
         assert value == pytest.approx(engine["output_tokens_per_s_per_device"], rel=1e-9), f"{label} disagrees"
+
+
+def test_the_decisions_searched_configuration_is_the_engines_figure_for_that_configuration(serving):
+    """The decision's speed is the engine's at the batch and tensor-parallel size it chose, not another model."""
+    from accelkit import projection
+
+    row = select.rank(serving.copy()).set_index("name").loc["H100 SXM"]
+    engine = projection.inference("H100 SXM", "Llama-3.1 8B", n_devices=serving.n_devices,
+                                  tensor_parallel=int(row["tensor_parallel"]), batch_size=int(row["batch_size"]),
+                                  input_tokens=1024, output_tokens=256)
+    assert row["tokens_per_device_hour"] / 3600 == pytest.approx(engine["output_tokens_per_s_per_device"], rel=1e-9)
+    assert engine["tpot_s"] * 1e3 <= serving.latency_target_ms, "the chosen batch must meet the latency target"
 
 
 # patterns of the old, bound-only arithmetic: a FLOP count, a time from a peak, a decode bound

@@ -33,20 +33,30 @@ def score_breakdown_chart(ranked, weights, top=10):
 
 
 def tornado_chart(summary, title=None):
-    """How far the winner's score moves across each assumption's range; markers where the winner changes."""
+    """The winner's lead over the runner-up across each assumption's range.
+
+    One bar per assumption from the smallest to the largest lead in its range; red
+    where the lead crosses zero (the order flips, at the value in the label), grey
+    where it holds (the label gives the smallest lead). Never blank: without
+    assumptions it says why.
+    """
     if summary.empty:
-        return empty_figure("No sensitivity to show", title or "Sensitivity")
+        return empty_figure("No assumption to scan for this scenario", title or "Sensitivity")
     winner = summary["winner_at_base"].iloc[0]
-    title = title or f"What would change the winner ({winner})?"
-    data = summary.assign(lo=np.fmin(summary["score_low"], summary["score_high"]),
-                          hi=np.fmax(summary["score_low"], summary["score_high"]))
-    data = data.assign(span=(data["hi"] - data["lo"]).fillna(0)).sort_values("span")
-    labels = [f"{a}: switches at {s:g} → {w}" if s == s else f"{a}: no switch in range"
-              for a, s, w in zip(data["assumption"], data["switches_at"], data["new_winner"])]
+    runner = summary["runner_up"].iloc[0] if "runner_up" in summary else ""
+    title = title or (f"What would put {runner} ahead of {winner}?" if runner else f"How firm is {winner}'s lead?")
+    data = summary.assign(lo=summary["margin_min"].fillna(summary["margin_at_base"]),
+                          hi=summary["margin_max"].fillna(summary["margin_at_base"]))
+    data = data.assign(span=(data["hi"] - data["lo"]).clip(lower=0.5)).sort_values("span")
+    labels = [f"{a}: flips at {s:g} → {w}" if s == s else f"{a}: holds (lead ≥ {lo:.1f} points)"
+              for a, s, w, lo in zip(data["assumption"], data["switches_at"], data["new_winner"], data["lo"])]
     fig = go.Figure(go.Bar(
         y=labels, x=data["span"], base=data["lo"], orientation="h",
         marker={"color": ["#d62728" if s == s else "#9e9e9e" for s in data["switches_at"]]},
-        hovertemplate="%{y}<br>winner's score from %{base:.1f} to %{x:.1f} higher<extra></extra>",
+        customdata=np.column_stack([data["lo"], data["hi"], data["base"]]),
+        hovertemplate="%{y}<br>lead from %{customdata[0]:.1f} to %{customdata[1]:.1f} points "
+                      "(base value %{customdata[2]:g})<extra></extra>",
     ))
-    fig.update_xaxes(title=f"{winner}'s score across the range (NaN = excluded)")
-    return layout(fig, title, height=320, margin={"l": 320, "r": 20, "t": 60, "b": 50})
+    fig.add_vline(x=0, line={"color": "#333", "width": 1})
+    fig.update_xaxes(title=f"{winner}'s lead over {runner or 'nobody'} across the range [score points]")
+    return layout(fig, title, height=340, margin={"l": 340, "r": 20, "t": 60, "b": 50})

@@ -64,8 +64,13 @@ def _empty(ceil, why):
     return out
 
 
-def project_scenario(scenario, catalog=None, measurements=None):
+def project_scenario(scenario, catalog=None, measurements=None, search=False):
     """Projected figures of ``scenario`` on every device of ``catalog``.
+
+    ``search=True`` (LLM serving): each device's batch and tensor-parallel size are the
+    ones with the most throughput per device whose median time per output token and
+    time to first token meet ``latency_target_ms`` / ``ttft_target_ms`` (see
+    :func:`~accelkit.projection.inference`), not the scenario's ``batch_size``.
 
     Returns
     -------
@@ -87,7 +92,7 @@ def project_scenario(scenario, catalog=None, measurements=None):
     elif kind == "vision":
         frame = _vision(scenario, catalog, measurements, ceil)
     else:
-        frame = _serving(scenario, catalog, measurements, ceil, kind)
+        frame = _serving(scenario, catalog, measurements, ceil, kind, search)
     frame.index = catalog.index
     frame["kind"] = kind
     frame["work_unit"] = WORK_UNITS[kind]
@@ -128,13 +133,16 @@ def _training(scenario, catalog, measurements, ceil):
     return out
 
 
-def _serving(scenario, catalog, measurements, ceil, kind):
+def _serving(scenario, catalog, measurements, ceil, kind, search=False):
     encoder = kind == "encoder"
+    slo = search and not encoder
+    ttft = getattr(scenario, "ttft_target_ms", None)
     r = inference(None, _model(scenario), precision=scenario.precision, n_devices=scenario.n_devices,
-                  batch_size=scenario.batch_size, input_tokens=scenario.seq_len,
+                  batch_size=None if slo else scenario.batch_size, input_tokens=scenario.seq_len,
                   output_tokens=1 if encoder else scenario.output_tokens,
                   schedule="static" if encoder else "continuous", catalog=catalog, measurements=measurements,
-                  check_memory=False)
+                  check_memory=False, tpot_target_s=scenario.latency_target_ms / 1e3 if slo else None,
+                  ttft_target_s=ttft / 1e3 if slo and ttft else None)
     out = r.copy()
     if encoder:
         # one prefill answers a batch of requests

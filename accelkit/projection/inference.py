@@ -48,6 +48,8 @@ References
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 
@@ -193,7 +195,7 @@ def _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node):
 def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,
               batch_size=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
-              **overrides):
+              tpot_target_s=None, ttft_target_s=None, **overrides):
     """Projected serving figures of a model on a device (or every device).
 
     Parameters
@@ -229,6 +231,20 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     check_memory : bool
         ``False`` uses a given ``batch_size`` even where this memory estimate says it
         does not fit (the validation does: a published run did fit).
+    tpot_target_s, ttft_target_s : float, optional
+        Service-level targets [s] on the projected (median) time per output token
+        and time to first token. With ``batch_size=None`` the batch is the largest
+        power of two (or the memory limit) that meets both, per device and
+        tensor-parallel size, and the tensor-parallel size the one with the most
+        throughput per device among those that meet them -- the search NVIDIA's
+        aiconfigurator runs for its own GPUs ([1]_). A device where no batch meets
+        them is infeasible and says what it reaches at batch 1.
+
+    References
+    ----------
+    .. [1] NVIDIA, aiconfigurator (github.com/ai-dynamo/aiconfigurator): searches
+       TP / batch / precision under TTFT and TPOT targets for the best throughput
+       per GPU.
 
     Returns
     -------
@@ -280,6 +296,11 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     else:
         batch = np.where(room > 0, float(batch_size), np.nan)
     batch = np.where(batch >= 1, batch, np.nan)
+    slo = batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
+    if slo:
+        batch, slo_best = _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens,
+                                                 output_tokens, w_bytes, kv_bytes, k, schedule, tpot_target_s,
+                                                 ttft_target_s)
 
     def run(level):
         return serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
@@ -338,9 +359,18 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     why[(why == "") & no_mem] = "no published memory size or bandwidth"
     why[(why == "") & no_link] = "no published link bandwidth for tensor parallelism"
     short = (why == "") & ~np.isfinite(batch_used)
+    if slo and short.any():
+        for i in np.flatnonzero(short & (np.nanmax(np.where(np.isfinite(fit), fit, 1e18), axis=1) >= 1)):
+            tpot1, ttft1 = slo_best[0][i], slo_best[1][i]
+            parts = []
+            if tpot_target_s is not None and tpot1 > tpot_target_s:
+                parts.append(f"{tpot1 * 1e3:.3g} ms per output token > target {tpot_target_s * 1e3:g} ms")
+            if ttft_target_s is not None and ttft1 > ttft_target_s:
+                parts.append(f"{ttft1 * 1e3:.3g} ms to the first token > target {ttft_target_s * 1e3:g} ms")
+            why[i] = "no batch meets the targets: at batch 1 and its best tensor parallel " + " and ".join(parts)
     if short.any():
         fit_best = np.nanmax(np.where(np.isfinite(fit), fit, 1e18), axis=1)
-        for i in np.flatnonzero(short):
+        for i in np.flatnonzero(short & (why == "")):
             if fit_best[i] < 1:
                 why[i] = (f"the weights and one sequence's KV cache do not fit on {n_devices} device"
                           f"{'s' if n_devices > 1 else ''} (tensor parallel up to {int(tps.max())})")
@@ -356,6 +386,42 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
             raise ValueError(_explain(r, ceil.iloc[0], shape, n_devices, batch_size, mode, mm_precision, fit[0], tps[0]))
         return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
     return pd.DataFrame(out)
+
+
+def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens, output_tokens, w_bytes, kv_bytes,
+                           k, schedule, tpot_target_s, ttft_target_s):
+    """Per device and tensor-parallel size: the largest candidate batch whose median
+    TPOT and TTFT meet the targets (NaN where none does), and the best TPOT / TTFT
+    reached at batch 1 (for the reason)."""
+    limit = np.minimum(fit, cap)
+    powers = 2.0 ** np.arange(0, int(np.log2(max(cap, 1.0))) + 1)
+    rates = _rates(ceil, mm_precision)
+    best = np.full(limit.shape, np.nan)
+    tpot1 = ttft1 = None
+    for b in np.unique(np.concatenate([powers, [cap]])):
+        r = serve_core(shape, rates, tps, np.full(limit.shape, b), input_tokens, output_tokens, w_bytes, kv_bytes, k,
+                       schedule)
+        ok = np.ones(limit.shape, dtype=bool)
+        if tpot_target_s is not None:
+            ok &= r["tpot_s"] <= tpot_target_s
+        if ttft_target_s is not None:
+            ok &= r["ttft_s"] <= ttft_target_s
+        if b == 1:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a device without figures: all NaN
+                tpot1 = np.nanmin(np.broadcast_to(r["tpot_s"], limit.shape), axis=1)
+                ttft1 = np.nanmin(np.broadcast_to(r["ttft_s"], limit.shape), axis=1)
+        best = np.where(ok & (b <= limit), b, best)
+    # the memory limit itself, when it lies between two powers of two and still meets the targets
+    r = serve_core(shape, rates, tps, np.where(limit >= 1, limit, 1.0), input_tokens, output_tokens, w_bytes, kv_bytes,
+                   k, schedule)
+    ok = np.ones(limit.shape, dtype=bool)
+    if tpot_target_s is not None:
+        ok &= r["tpot_s"] <= tpot_target_s
+    if ttft_target_s is not None:
+        ok &= r["ttft_s"] <= ttft_target_s
+    best = np.where(ok & (limit >= 1), np.fmax(best, limit), best)
+    return best, (tpot1, ttft1)
 
 
 _FIGURE_SUFFIXES = ("_s", "_s_low", "_s_high", "_per_s", "_per_s_low", "_per_s_high", "_per_device",

@@ -33,18 +33,13 @@ def _projected_cell(row, training):
     return f'<span class="ak-projected" title="{source}">{html.escape(text)}</span>'
 
 
-def _configuration(row, scenario, training):
-    if training:
-        mfu = row.get("mfu", float("nan"))
-        return html.escape(f"{scenario.n_devices} × data parallel, ZeRO-{scenario.zero_stage}"
-                           + (f", MFU {mfu:.0%}" if mfu == mfu else ""))
-    tp, batch = row.get("tensor_parallel", float("nan")), row.get("batch_size", float("nan"))
-    parts = [f"{row['devices_needed']:.0f} device(s)"]
-    if tp == tp:
-        parts.append(f"TP {tp:.0f}")
-    if batch == batch:
-        parts.append(f"batch {batch:.0f}")
-    return html.escape(", ".join(parts) + f", {scenario.precision}")
+def _configuration(row, training):
+    """The searched configuration in words (``select.rank``'s ``configuration``), with the MFU when training."""
+    text = str(row.get("configuration") or "")
+    mfu = row.get("mfu", float("nan"))
+    if training and mfu == mfu:
+        text += f", MFU {mfu:.0%}"
+    return html.escape(text)
 
 
 def parse_prices(text, catalog):
@@ -90,6 +85,14 @@ class DecisionPanel(Panel):
             "n_devices": C.integer("devices allowed", s.n_devices, "count", width="240px"),
             "time_target_days": C.number("training within", s.time_target_days, "days", width="240px"),
             "latency_target_ms": C.number("latency target", s.latency_target_ms, "ms per token", width="280px"),
+            "ttft_target_ms": C.number("first-token target", s.ttft_target_ms or 0.0, "ms, 0 = none", width="300px"),
+            "search_configurations": C.toggle("search each device's best configuration", s.search_configurations,
+                                              "ZeRO stage, micro-batch, tensor parallel, batch under the latency "
+                                              "targets, and precision when lower ones are allowed"),
+            "allow_lower_precision": C.toggle("allow lower precisions (fp8, int8, int4)", s.allow_lower_precision,
+                                              "let the search quantise: faster and smaller, with a quality risk"),
+            "exclude_unknown": C.toggle("exclude devices with an unknown price", s.exclude_unknown,
+                                        "off: a device without a price is scored on the criteria that are known"),
             "budget_usd": C.number("budget", s.budget_usd or 0.0, "USD, 0 = none", width="260px"),
             "power_envelope_w": C.number("power envelope", s.power_envelope_w or 0.0, "W per device, 0 = none",
                                          width="320px"),
@@ -101,8 +104,9 @@ class DecisionPanel(Panel):
             self.controls[f"w_{k}"] = C.slider(k, weights.get(k, 1.0), 0.0, 5.0, 0.25, "weight",
                                                tooltip=select.CRITERIA[k][0], width="320px")
         for name in ("workload", "model", "precision", "deployment", "n_devices", "time_target_days",
-                     "latency_target_ms"):
+                     "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown"):
             self.bind(name, name)
+        self.bind("ttft_target_ms", "ttft_target_ms", lambda v: v or None, lambda v: v or 0.0)
         self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
         self.bind("power_envelope_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
         self.sensitivity_button = W.Button(description="Check sensitivity", icon="balance-scale",
@@ -110,6 +114,9 @@ class DecisionPanel(Panel):
         self.sensitivity_button.on_click(lambda _: self.run_sensitivity())
         self.sensitivity_note = W.HTML()
         self.sensitivity = None
+        # the way forward: one button per change that would admit devices (filled when few pass)
+        self.forward_box = W.VBox()
+        self.forward = None
         # filled by run_sensitivity(), not by every control change (it takes seconds)
         self.figure_outputs["tornado"] = FigureOutput()
         self.table_outputs["sensitivity"] = W.HTML()
@@ -134,11 +141,13 @@ class DecisionPanel(Panel):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = W.HBox([
             C.group("Job", [c["workload"], c["model"], c["precision"], c["deployment"]]),
-            C.group("Constraints", [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["budget_usd"],
-                                    c["power_envelope_w"], c["quoted_prices"]]),
+            C.group("Constraints", [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["ttft_target_ms"],
+                                    c["budget_usd"], c["power_envelope_w"], c["quoted_prices"]]),
+            C.group("Search", [c["search_configurations"], c["allow_lower_precision"], c["exclude_unknown"]]),
             C.group("Weights", [c[f"w_{k}"] for k in select.CRITERIA]),
         ], layout=W.Layout(flex_flow="row wrap"))
-        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, W.HTML("<h4>Shortlist</h4>"), t["shortlist"],
+        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, self.forward_box, W.HTML("<h4>Shortlist</h4>"),
+                       t["shortlist"],
                        f["breakdown"], W.HTML("<h4>What would change the answer</h4>"),
                        W.HBox([self.sensitivity_button, self.sensitivity_note]), f["tornado"], t["sensitivity"],
                        W.HTML("<h4>Excluded, and why</h4>"), t["excluded"], self.save_box()])
@@ -153,7 +162,7 @@ class DecisionPanel(Panel):
         m = sizing.model_of(s)
         summary = []
         if short.empty:
-            counts = excluded["excluded_because"].str.split(":").str[0].str.replace(r"\d[\d,.]*", "N", regex=True)
+            counts = excluded["excluded_because"].str.split(":").str[0].str.replace(r"\b\d[\d,.]*", "N", regex=True)
             summary.append(f"No device passes every hard constraint for {s.workload} of {m['name']}. Most common reason: "
                            f"{counts.value_counts().index[0]}. Relax that constraint.")
         else:
@@ -165,6 +174,11 @@ class DecisionPanel(Panel):
                 summary.append(f"Runner-up: {second['name']} ({second['score']:.0f} vs {top['score']:.0f} points) -- "
                                f"{second['reason']}.")
             summary.append(f"{len(short)} device(s) shortlisted, {len(excluded)} excluded by a hard constraint.")
+            if len(short) > 1:
+                stable = select.rank_stability(s, catalog, weights, ranked=ranked)
+                shares = ", ".join(f"{n} {v:.0%}" for n, v in zip(stable["name"], stable["first_share"]) if v > 0)
+                summary.append(f"Drawn 500 times over the projection's and the prices' ranges, first place goes to: "
+                               f"{shares}.")
             if short["cost_per_million_tokens"].isna().all():
                 summary.append("No shortlisted device has a price for this deployment, so cost does not separate them: "
                                "enter the prices you were quoted.")
@@ -175,7 +189,7 @@ class DecisionPanel(Panel):
         training = s.workload in sizing.TRAINING_WORKLOADS
         shown = pd.DataFrame({
             "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
-            "configuration": [_configuration(r, s, training) for _, r in short.iterrows()],
+            "configuration": [_configuration(r, training) for _, r in short.iterrows()],
             "projected (range)": [_projected_cell(r, training) for _, r in short.iterrows()],
             "cost per M (range)": [_range_cell(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
                                                r["cost_per_million_tokens_high"], "${:,.3g}", "price unknown")
@@ -184,15 +198,49 @@ class DecisionPanel(Panel):
             "ecosystem": short["score_ecosystem"], "headroom": short["score_headroom"],
             "why": short["reason"].map(html.escape),
         })
+        forward = select.nearest_feasible(s, catalog, weights) if len(short) <= 1 else None
+        if forward is not None and forward.empty:
+            summary.append("No single change of precision, devices, targets, power, budget or deployment admits "
+                           "another device.")
         fmt = {"rank": "{:.0f}".format, "score": "{:.1f}".format,
                **{k: "{:.2f}".format for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}}
         ex = excluded[["name", "vendor", "excluded_because"]]
         ex.columns = ["device", "vendor", "excluded because"]
         return {
-            "ranked": ranked, "weights": weights, "summary": summary,
+            "ranked": ranked, "weights": weights, "summary": summary, "forward": forward,
             "figures": {"breakdown": plots.score_breakdown_chart(ranked, weights)},
             "tables": {"shortlist": table_html(shown, fmt, escape=False), "excluded": table_html(ex, max_rows=80)},
         }
+
+    def refresh(self):
+        result = super().refresh()
+        self._show_forward(None if result is None else result.get("forward"))
+        return result
+
+    def _show_forward(self, forward):
+        """Buttons for the smallest changes that admit devices; a click applies one."""
+        self.forward = forward
+        if forward is None or forward.empty:
+            self.forward_box.children = ()
+            return
+        buttons = []
+        for _, row in forward.iterrows():
+            admits = ", ".join(row["admits"][:3]) + (" …" if len(row["admits"]) > 3 else "")
+            button = W.Button(description=row["change"], layout=W.Layout(width="auto"),
+                              tooltip=f"admits {admits}; winner {row['best']}")
+            button.add_class("ak-forward")
+            button.on_click(lambda _, field=row["field"], value=row["value"]: self.apply_change(field, value))
+            buttons.append(W.HBox([button, W.HTML(f'<span class="ak-note">admits {html.escape(admits)}</span>')]))
+        self.forward_box.children = (W.HTML("<h4>The way forward: one change that admits devices</h4>"), *buttons)
+
+    def apply_change(self, field, value):
+        """Apply one of :func:`accelkit.select.nearest_feasible`'s changes (what a button does)."""
+        control = next((name for name, (f, _, _) in self.bindings.items() if f == field), None)
+        if control is not None:
+            self.set(**{control: self.bindings[control][2](value)})
+        else:
+            setattr(self.scenario, field, value)
+            self.refresh()
 
     def run_sensitivity(self):
         """Scan the assumptions (takes a few seconds) and draw the tornado chart."""
@@ -208,10 +256,13 @@ class DecisionPanel(Panel):
         self.sensitivity = (summary, scan)
         self.sensitivity_note.value = ""
         self.figure_outputs["tornado"].show(plots.tornado_chart(summary))
-        shown = summary[["assumption", "base", "winner_at_base", "switches_at", "new_winner"]].copy()
-        shown.columns = ["assumption", "base value", "winner", "winner changes at", "new winner"]
+        shown = summary[["assumption", "base", "winner_at_base", "runner_up", "margin_at_base", "margin_min",
+                         "switches_at", "new_winner"]].copy()
+        shown.columns = ["assumption", "base value", "winner", "runner-up", "lead [points]", "smallest lead in range",
+                         "order flips at", "new winner"]
         self.table_outputs["sensitivity"].value = table_html(
-            shown, {"base value": "{:g}".format, "winner changes at": "{:g}".format})
+            shown, {"base value": "{:g}".format, "order flips at": "{:g}".format, "lead [points]": "{:.1f}".format,
+                    "smallest lead in range": "{:.1f}".format})
         if self.result is not None:
             self.result["figures"]["tornado"] = self.figure_outputs["tornado"].figure
             self.result["sensitivity"] = summary
@@ -227,7 +278,8 @@ class DecisionPanel(Panel):
             lines.append(f"#{i}: {row['name']} ({row['score']:.1f})")
         if self.sensitivity is not None:
             for _, row in self.sensitivity[0].iterrows():
-                at = f"{row['switches_at']:g} -> {row['new_winner']}" if row["switches_at"] == row["switches_at"] else "no switch"
+                at = (f"{row['switches_at']:g} -> {row['new_winner']}" if row["switches_at"] == row["switches_at"]
+                      else f"no switch (lead >= {row['margin_min']:.1f})")
                 lines.append(f"sensitivity {row['assumption']}: {at}")
         return "\n".join(lines)
 

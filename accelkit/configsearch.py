@@ -1,0 +1,199 @@
+"""The best configuration of every device for a scenario, as an engineer would pick it.
+
+A serving or training engineer does not run a device in the configuration a form
+defaulted to: they try the precisions they accept, the ZeRO stages, the
+tensor-parallel sizes and the batch sizes, and keep the best one that meets the
+targets. :func:`best_configurations` does that search for every device at once,
+through the projection engine (:mod:`accelkit.projection`), and says what it chose
+in words.
+
+* **Training** (``training`` / ``fine-tuning``): on the scenario's ``n_devices``,
+  the lowest ZeRO stage (0 on one device; 1, 2, then 3 -- ZeRO-3 / FSDP full
+  sharding) whose per-device memory fits, since each higher stage only adds traffic
+  (Rajbhandari et al. 2020, §5 and §7), and within it the largest micro-batch that
+  fits (halving down to one sequence per device; gradient accumulation keeps the
+  global batch); precision among those allowed, fastest first.
+* **LLM serving**: per precision and tensor-parallel size 1/2/4/8 within a node, the
+  largest batch whose median time per output token and time to first token meet
+  ``latency_target_ms`` and ``ttft_target_ms``, keeping the configuration with the
+  most output tokens per second per device -- the search NVIDIA's aiconfigurator runs
+  for its own GPUs (github.com/ai-dynamo/aiconfigurator), here for every vendor.
+* **Encoders and vision**: the precision only.
+
+With ``scenario.search_configurations`` off, the scenario's configuration is
+projected as given (what :func:`accelkit.sizing.per_device` does).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from . import memory, sizing
+from .catalog import memory_bytes
+
+__all__ = ["best_configurations", "candidate_precisions", "CONFIG_COLUMNS"]
+
+#: the columns that name a configuration
+CONFIG_COLUMNS = ("precision", "n_devices", "tensor_parallel", "pipeline_parallel", "zero_stage", "batch_size")
+
+# scenario precisions from the most to the least precise; bf16 and fp16 stand level
+_LADDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+_TRAINING_PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
+
+
+def candidate_precisions(scenario):
+    """The scenario's precision, then -- when ``allow_lower_precision`` -- the lower ones
+    the workload can use (training stops at fp8; serving goes to int8 and int4 weights)."""
+    p = scenario.precision
+    if not scenario.allow_lower_precision:
+        return [p]
+    allowed = _TRAINING_PRECISIONS if scenario.workload in sizing.TRAINING_WORKLOADS else _LADDER
+    level = {"fp16": "bf16"}.get(p, p)
+    below = [q for q in allowed if _LADDER.index({"fp16": "bf16"}.get(q, q)) > _LADDER.index(level)]
+    return [p] + [q for q in below if q != "fp16"]
+
+
+def best_configurations(scenario, catalog, measurements=None):
+    """One row per device: the projected figures of its best configuration.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    catalog : DataFrame
+    measurements : DataFrame, optional
+        The person's probe results (they replace the published efficiencies).
+
+    Returns
+    -------
+    pandas.DataFrame
+        The columns of :func:`accelkit.sizing.per_device` for the chosen
+        configuration, plus :data:`CONFIG_COLUMNS` and ``configuration`` (the choice
+        in words, e.g. "bf16, 8 devices, ZeRO-3"). Index as ``catalog``.
+    """
+    if scenario.workload in sizing.TRAINING_WORKLOADS:
+        frames = [_training(scenario.copy().update(precision=p), catalog, measurements)
+                  for p in candidate_precisions(scenario)]
+        better = _pick(frames, "days_on_n", lower_is_better=True)
+    else:
+        frames = [_serving(scenario.copy().update(precision=p), catalog, measurements)
+                  for p in candidate_precisions(scenario)]
+        better = _pick(frames, "work_per_device_hour", lower_is_better=False)
+    out = better.copy()
+    out.index = catalog.index
+    out["configuration"] = [_words(r, scenario) for _, r in out.iterrows()]
+    return out
+
+
+def _usable(catalog):
+    device_mem = memory_bytes(catalog)
+    return memory.usable_bytes(device_mem.fillna(1.0)).where(device_mem.notna())
+
+
+def _training(scenario, catalog, measurements):
+    n = scenario.n_devices
+    cat = catalog.reset_index(drop=True)
+    if scenario.search_configurations:
+        usable = _usable(cat)
+        stages = [0] if n == 1 else [1, 2, 3]
+        # sequences in memory at once: the scenario's, halved down to one per device
+        # (gradient accumulation keeps the global batch; see projection.for_scenario.training_layout)
+        batches = [scenario.batch_size]
+        while batches[-1] // 2 >= n and batches[-1] > n:
+            batches.append(batches[-1] // 2)
+        chosen_z = pd.Series(stages[-1], index=usable.index)
+        chosen_b = pd.Series(batches[-1], index=usable.index)
+        done = pd.Series(False, index=usable.index)
+        for z in stages:
+            for b in batches:
+                fits = (sizing.min_devices_for_memory(scenario.copy().update(zero_stage=z, batch_size=b), usable)
+                        <= n) & ~done
+                chosen_z[fits], chosen_b[fits] = z, b
+                done |= fits
+    else:
+        chosen_z = pd.Series(scenario.zero_stage, index=cat.index)
+        chosen_b = pd.Series(scenario.batch_size, index=cat.index)
+    parts = []
+    for (z, b), rows in cat.groupby([chosen_z, chosen_b]).groups.items():
+        trial = scenario.copy().update(zero_stage=int(z), batch_size=int(b))
+        sub = sizing.per_device(trial, cat.loc[rows], measurements=measurements)
+        sub.index = rows
+        sub["zero_stage"] = int(z)
+        sub["batch_size"] = int(b)
+        parts.append(sub)
+    out = pd.concat(parts).sort_index()
+    out["precision"] = scenario.precision
+    out["n_devices"] = n
+    out["tensor_parallel"] = 1
+    out["pipeline_parallel"] = 1
+    return out
+
+
+def _serving(scenario, catalog, measurements):
+    out = sizing.per_device(scenario, catalog, measurements=measurements, search=scenario.search_configurations)
+    out["precision"] = scenario.precision
+    llm = out["kind"].eq("llm") if len(out) else pd.Series(dtype=bool)
+    # whole tensor-parallel groups: the devices a deployment needs, rounded up to a multiple of its TP size
+    if "tensor_parallel" in out:
+        tp = out["tensor_parallel"].fillna(1.0).where(llm, 1.0)
+    else:
+        tp = pd.Series(1.0, index=out.index)
+    out["tensor_parallel"] = tp
+    for level in ("", "_low", "_high"):
+        col = f"devices_for_target{level}"
+        out[col] = np.ceil(out[col] / tp) * tp
+    if scenario.search_configurations and llm.any():
+        # the searched batch fills what memory is left: the weights and one sequence must fit
+        one = sizing.min_devices_for_memory(scenario.copy().update(batch_size=1), _usable(catalog))
+        out["min_devices_memory"] = np.where(llm, one.to_numpy(), out["min_devices_memory"])
+    out["devices_needed"] = np.fmax(out["devices_for_target"], out["min_devices_memory"])
+    out["n_devices"] = out["devices_needed"]
+    out["pipeline_parallel"] = 1
+    out["zero_stage"] = np.nan
+    if "batch_size" not in out:
+        out["batch_size"] = scenario.batch_size
+    out["batch_size"] = out["batch_size"].fillna(scenario.batch_size) if not scenario.search_configurations \
+        else out["batch_size"]
+    return out
+
+
+def _pick(frames, column, lower_is_better):
+    """Row by row, the frame whose ``column`` is best among the rows that can run."""
+    if len(frames) == 1:
+        return frames[0].reset_index(drop=True)
+    frames = [f.reset_index(drop=True) for f in frames]
+    values = np.column_stack([
+        np.where(f["feasible"].astype(bool) & f["peak_flops"].notna(), f[column].to_numpy(dtype=float), np.nan)
+        for f in frames])
+    filled = np.where(np.isfinite(values), values, np.inf if lower_is_better else -np.inf)
+    best = np.argmin(filled, axis=1) if lower_is_better else np.argmax(filled, axis=1)
+    out = frames[0].copy()
+    for i, f in enumerate(frames[1:], start=1):
+        rows = best == i
+        if rows.any():
+            out.loc[rows] = f.loc[rows, out.columns].to_numpy()
+    return out
+
+
+def _words(row, scenario):
+    p = row.get("precision", scenario.precision)
+    n = row.get("n_devices", np.nan)
+    parts = [str(p)]
+    if n == n and n:
+        parts.append(f"{n:.0f} device{'s' if n != 1 else ''}")
+    if scenario.workload in sizing.TRAINING_WORKLOADS:
+        z = row.get("zero_stage", np.nan)
+        if z == z:
+            parts.append(f"ZeRO-{z:.0f}" + (" (FSDP full sharding)" if z == 3 else ""))
+        b = row.get("batch_size", np.nan)
+        if b == b and n == n and n:
+            parts.append(f"micro-batch {max(b // n, 1):.0f}")
+    else:
+        tp, b = row.get("tensor_parallel", np.nan), row.get("batch_size", np.nan)
+        if tp == tp and tp > 1:
+            parts.append(f"tensor parallel {tp:.0f}")
+        if b == b:
+            parts.append(f"batch {b:.0f}")
+    if p != scenario.precision:
+        parts.append(f"(lower precision than the scenario's {scenario.precision}: check quality)")
+    return ", ".join(parts)

@@ -1,0 +1,163 @@
+"""The decision searches each device's configuration, scores unknowns as unknown, and shows a way forward.
+
+Scenarios of our own design, each checking one promise of the decision engine:
+serving a 70B model on-prem ranks datacenter parts with their configuration;
+training a 7B model shards state where it must (ZeRO-3 / FSDP, Rajbhandari et al. 2020);
+a missing price drops the cost criterion instead of scoring it worst; an empty edge
+shortlist comes with the change that fills it.
+"""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from accelkit import configsearch, projection, select
+from accelkit.catalog import load_catalog
+from accelkit.scenario import Scenario
+
+
+@pytest.fixture(scope="module")
+def catalog():
+    return load_catalog()
+
+
+def _short(ranked):
+    return ranked[ranked["status"] == "shortlisted"]
+
+
+def test_serving_70b_on_prem_ranks_datacenter_parts_each_with_its_configuration(catalog):
+    s = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50,
+                 ttft_target_ms=1000, requests_per_s=2.0)
+    ranked = select.rank(s, catalog)
+    top = _short(ranked).head(5)
+    assert len(top) == 5
+    assert (top["segment"] == "datacenter").all(), list(zip(top["name"], top["segment"]))
+    for column in configsearch.CONFIG_COLUMNS:
+        assert top[column].notna().all() if column not in ("zero_stage",) else True, column
+    for _, row in top.iterrows():
+        assert "tensor parallel" in row["configuration"] or row["tensor_parallel"] == 1
+        assert f"batch {row['batch_size']:.0f}" in row["configuration"]
+        # the configuration meets both targets at the engine's own projection
+        r = projection.inference(row["name"], "Llama-3.1 70B", n_devices=int(row["tensor_parallel"]),
+                                 tensor_parallel=int(row["tensor_parallel"]), batch_size=int(row["batch_size"]),
+                                 input_tokens=s.seq_len, output_tokens=s.output_tokens)
+        assert r["tpot_s"] * 1e3 <= s.latency_target_ms + 1e-9, row["name"]
+        assert r["ttft_s"] * 1e3 <= s.ttft_target_ms + 1e-9, row["name"]
+    assert top["reason"].str.contains("runs as").all()
+
+
+def test_a_tighter_latency_target_picks_a_smaller_batch(catalog):
+    loose = Scenario(workload="inference", model="Llama-3.1 8B", deployment="on-prem", latency_target_ms=100)
+    tight = loose.copy().update(latency_target_ms=12)
+    a = select.rank(loose, catalog).set_index("name").loc["H100 SXM"]
+    b = select.rank(tight, catalog).set_index("name").loc["H100 SXM"]
+    assert b["batch_size"] < a["batch_size"], (a["batch_size"], b["batch_size"])
+    assert b["latency_ms"] <= 12 < a["latency_ms"]
+
+
+def test_training_7b_on_eight_tpu_v6e_fits_with_sharded_state(catalog):
+    # TPUs are rented from Google Cloud only: the cloud scenario
+    s = Scenario(model="Llama-2 7B", tokens=2e10, deployment="cloud", n_devices=8, zero_stage=1,
+                 frameworks=["jax"])
+    row = select.rank(s, catalog).set_index("name").loc["TPU v6e"]
+    assert row["status"] == "shortlisted", row["excluded_because"]
+    assert row["zero_stage"] == 3 and "ZeRO-3" in row["configuration"]
+    # taken as given, ZeRO-1 does not hold the model on 8 chips of 32 GB
+    given = select.rank(s.copy().update(search_configurations=False), catalog).set_index("name").loc["TPU v6e"]
+    assert given["status"] == "excluded" and "devices to hold the model" in given["excluded_because"]
+
+
+def test_the_search_keeps_zero_1_where_it_fits(catalog):
+    s = Scenario(model="Llama-2 7B", tokens=2e10, n_devices=8)
+    row = select.rank(s, catalog).set_index("name").loc["H100 SXM"]
+    assert row["zero_stage"] == 1
+
+
+def test_lower_precisions_only_when_allowed(catalog):
+    s = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50)
+    assert configsearch.candidate_precisions(s) == ["bf16"]
+    allowed = s.copy().update(allow_lower_precision=True)
+    assert configsearch.candidate_precisions(allowed) == ["bf16", "fp8", "int8", "int4"]
+    ranked = select.rank(allowed, catalog).set_index("name")
+    h100 = ranked.loc["H100 SXM"]
+    assert h100["precision"] in ("fp8", "int8", "int4") and "check quality" in h100["configuration"]
+    assert configsearch.candidate_precisions(Scenario(precision="bf16", allow_lower_precision=True)) == ["bf16", "fp8"]
+
+
+def test_removing_a_price_never_makes_the_cost_score_zero(catalog):
+    s = Scenario(workload="inference", model="Llama-3.1 8B", deployment="on-prem", latency_target_ms=50)
+    priced = catalog.copy()
+    priced.loc[priced["name"] == "GeForce RTX 4090", "price_usd"] = 1599.0
+    ranked = select.rank(s, priced).set_index("name")
+    candidates = ranked[(ranked["status"] == "shortlisted") & ranked["cost_per_million_tokens"].notna()].index
+    assert len(candidates) >= 2
+    device = candidates[0]
+    unpriced = priced.copy()
+    for col in ("price_usd", "price_low_usd", "price_high_usd"):
+        if col in unpriced:
+            unpriced.loc[unpriced["name"] == device, col] = np.nan
+    row = select.rank(s, unpriced).set_index("name").loc[device]
+    assert row["status"] == "shortlisted"
+    assert np.isnan(row["score_cost"]), "an unknown price must be unknown, not the worst cost"
+    assert row["criteria_known"] == row["criteria_weighted"] - 1
+    assert "price unknown: scored on 4 of 5 criteria" in row["reason"]
+    # the switch excludes such devices instead
+    strict = select.rank(s.copy().update(exclude_unknown=True), unpriced).set_index("name").loc[device]
+    assert strict["status"] == "excluded" and "price unknown" in strict["excluded_because"]
+
+
+def test_weighted_score_renormalises_over_known_criteria():
+    score, known = select.weighted_score({"time": np.array([1.0, 1.0]), "cost": np.array([0.0, np.nan])},
+                                         {"time": 1.0, "cost": 1.0})
+    assert score.tolist() == [50.0, 100.0] and known.tolist() == [2, 1]
+
+
+def test_an_empty_edge_shortlist_comes_with_the_change_that_fills_it(catalog):
+    s = Scenario(workload="inference", model="ResNet-50", deployment="edge", power_envelope_w=30, precision="bf16",
+                 streams=10)
+    assert _short(select.rank(s, catalog)).empty
+    forward = select.nearest_feasible(s, catalog)
+    assert not forward.empty
+    first = forward.iloc[0]
+    trial = s.copy()
+    setattr(trial, first["field"], first["value"])
+    after = _short(select.rank(trial, catalog))
+    assert set(first["admits"]) <= set(after["name"]) and len(after) == first["n_shortlisted"]
+    assert forward["size"].is_monotonic_increasing
+
+
+def test_sensitivity_is_never_blank_and_says_the_lead(catalog):
+    s = Scenario.load("examples/serve-70b-at-latency-target.yaml")
+    summary, _ = select.sensitivity(s, catalog)
+    assert len(summary) >= 4
+    assert summary["runner_up"].iloc[0]
+    holds = summary[summary["switches_at"].isna()]
+    assert holds["margin_min"].notna().all(), "an assumption that flips nothing must say the smallest lead"
+
+
+def test_rank_stability_counts_first_places_over_the_ranges(catalog):
+    s = Scenario(model="Llama-2 7B", tokens=2e10, deployment="cloud")
+    stable = select.rank_stability(s, catalog, draws=300)
+    assert stable["first_share"].sum() == pytest.approx(1.0)
+    assert stable["first_share"].is_monotonic_decreasing
+    winner = _short(select.rank(s, catalog)).iloc[0]["name"]
+    assert stable.iloc[0]["name"] == winner
+
+
+def test_cost_carries_the_price_range(catalog):
+    s = Scenario(model="Llama-2 7B", tokens=2e10, deployment="cloud")
+    short = _short(select.rank(s, catalog))
+    assert (short["cost_per_million_tokens_low"] <= short["cost_per_million_tokens"]).all()
+    assert (short["cost_per_million_tokens"] <= short["cost_per_million_tokens_high"]).all()
+
+
+def test_a_purchase_price_file_reports_a_bad_cell_by_line_and_column(tmp_path):
+    from accelkit.catalog import CatalogError, load_purchase_prices
+
+    path = tmp_path / "prices.csv"
+    pd.DataFrame([{"device": "H100 SXM", "price_usd": "lots", "price_kind": "rumour", "source_url": "x"}]).to_csv(
+        path, index=False)
+    with pytest.raises(CatalogError) as err:
+        load_purchase_prices(path)
+    text = str(err.value)
+    assert "line 2, column price_usd" in text and "line 2, column price_kind" in text
