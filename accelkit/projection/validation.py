@@ -318,29 +318,24 @@ def model_errors(results):
 
 def write_errors(results, date, path=None):
     """Store :func:`model_errors` in ``data/projection_constants.csv``."""
-    path = data_path("projection_constants.csv") if path is None else path
-    table = constants_table(path)
-    table["value"] = table["value"].map(lambda v: f"{v:.6g}").astype(object)
-    for name, value in model_errors(results).items():
-        i = table.index[table["name"] == name][0]
-        table.at[i, "value"] = f"{value:.4g}"
-        table.at[i, "how_set"] = f"accelkit validate --write-errors: geometric-mean error of these cases ({date})"
-    table.to_csv(path, index=False, lineterminator="\n")
-    from .constants import _load
-
-    _load.cache_clear()
-    return path
+    return _write_values(model_errors(results), "{:.4g}",
+                         f"accelkit validate --write-errors: geometric-mean error of these cases ({date})", path)
 
 
 def write_constants(values, date, path=None):
     """Write fitted values into ``data/projection_constants.csv`` (how_set says when and on what)."""
+    return _write_values(values, "{:.6g}", f"fitted by accelkit validate --fit on the fit split of measured.csv ({date})",
+                         path)
+
+
+def _write_values(values, fmt, how_set, path=None):
     path = data_path("projection_constants.csv") if path is None else path
     table = constants_table(path)
     table["value"] = table["value"].map(lambda v: f"{v:.6g}").astype(object)
     for name, value in values.items():
         i = table.index[table["name"] == name][0]
-        table.at[i, "value"] = f"{value:.6g}"
-        table.at[i, "how_set"] = f"fitted by accelkit validate --fit on the fit split of measured.csv ({date})"
+        table.at[i, "value"] = fmt.format(value)
+        table.at[i, "how_set"] = how_set
     table.to_csv(path, index=False, lineterminator="\n")
     from .constants import _load
 
