@@ -312,6 +312,12 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                   "configuration", "ttft_s", "ttft_s_low", "ttft_s_high"):
         if extra in f:
             out[extra] = f[extra]
+    from .device_facts import purchase_risks
+
+    spans = (f["n_devices"].fillna(1) > 1) if "n_devices" in f else pd.Series(scenario.n_devices > 1, index=f.index)
+    risk = purchase_risks(catalog["name"].tolist(), scenario.deployment, spans.tolist(), training)
+    out["purchase_risks"] = risk["purchase_risks"].to_numpy()
+    out["purchase_risk_sources"] = risk["purchase_risk_sources"].to_numpy()
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
     out["work_unit"] = unit
     out["reason"] = [_reason(r, w, training, scenario, unit) for _, r in out.iterrows()]
@@ -360,6 +366,8 @@ def _reason(row, weights, training, scenario, unit="tokens"):
     scored = {k: row[f"score_{k}"] for k in CRITERIA if weights[k] > 0 and row[f"score_{k}"] == row[f"score_{k}"]}
     if row.get("unknown_criteria"):
         parts.append(f"{row['unknown_criteria']} unknown: scored on {len(scored)} of {len(scored) + len(row['unknown_criteria'].split(', '))} criteria")
+    if row.get("purchase_risks"):
+        parts.append(f"risks: {row['purchase_risks']}")
     if not scored:
         return ", ".join(parts)
     best = max(scored, key=scored.get)

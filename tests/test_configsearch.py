@@ -161,3 +161,32 @@ def test_a_purchase_price_file_reports_a_bad_cell_by_line_and_column(tmp_path):
         load_purchase_prices(path)
     text = str(err.value)
     assert "line 2, column price_usd" in text and "line 2, column price_kind" in text
+
+
+def test_purchase_risks_are_sourced_and_follow_the_deployment(catalog):
+    from accelkit.device_facts import load_facts, purchase_risks
+
+    facts = load_facts()
+    assert (facts["source_url"].str.startswith("http")).all() and (facts["quote"].str.len() > 20).all()
+    names = ["GeForce RTX 4090", "H100 SXM"]
+    cloud = purchase_risks(names, "cloud", [True, True])
+    assert "does not allow datacenter deployment" in cloud.loc[0, "purchase_risks"]
+    assert "no GPU peer-to-peer" in cloud.loc[0, "purchase_risks"]
+    assert cloud.loc[1, "purchase_risks"] == ""
+    # one card at the edge: neither the datacenter clause nor the links apply
+    edge = purchase_risks(names, "edge", [False, False])
+    assert edge.loc[0, "purchase_risks"] == ""
+    s = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50)
+    row = select.rank(s, catalog).set_index("name").loc["GeForce RTX 5090"]
+    assert "risks: the GeForce driver licence" in row["reason"]
+
+
+def test_a_bad_fact_row_is_reported_by_line_and_column(tmp_path):
+    from accelkit.catalog import CatalogError
+    from accelkit.device_facts import load_facts
+
+    path = tmp_path / "facts.csv"
+    pd.DataFrame([{"device": "T4", "fact": "haunted", "severity": "risk", "quote": "", "source_url": "x"}]).to_csv(
+        path, index=False)
+    with pytest.raises(CatalogError, match="line 2, column fact"):
+        load_facts(path)

@@ -196,6 +196,8 @@ class DecisionPanel(Panel):
                                    for _, r in short.iterrows()],
             "time": short["score_time"], "cost": short["score_cost"], "efficiency": short["score_efficiency"],
             "ecosystem": short["score_ecosystem"], "headroom": short["score_headroom"],
+            "risks": [f'<span title="{html.escape(src, quote=True)}">{html.escape(text)}</span>' if text else "—"
+                      for text, src in zip(short["purchase_risks"], short["purchase_risk_sources"])],
             "why": short["reason"].map(html.escape),
         })
         forward = select.nearest_feasible(s, catalog, weights) if len(short) <= 1 else None

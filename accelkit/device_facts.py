@@ -1,0 +1,128 @@
+"""Facts that change a purchase, beyond speed and price: licence, links, memory, cooling, export.
+
+``data/device_facts.csv`` holds one sourced fact per row (the quote that supports
+it, its URL and date): the GeForce driver licence's "No Datacenter Deployment"
+clause, consumer and workstation cards without NVLink or GPU peer-to-peer in the
+official driver, memory without ECC, passively cooled cards that need server
+airflow, export controls. A row names a catalogue device or a family
+(``family:GeForce`` = every device whose name starts with "GeForce").
+
+:func:`purchase_risks` turns them into the risks that matter for a scenario: a
+licence that forbids the deployment, a missing link when the configuration spans
+devices, no ECC on a long training run. The decision shows them next to each
+device; they do not change the score (a person weighs a legal or operational risk,
+not a formula).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pandas as pd
+
+__all__ = ["FACTS", "load_facts", "purchase_risks"]
+
+#: fact -> (words for a buyer, when it matters: "always", "multi_device", "datacenter", "long_runs", "own_hall")
+FACTS = {
+    "datacenter_eula": ("the GeForce driver licence does not allow datacenter deployment", "datacenter"),
+    "no_nvlink": ("no NVLink: devices talk over PCIe", "multi_device"),
+    "no_p2p": ("no GPU peer-to-peer in NVIDIA's official driver", "multi_device"),
+    "no_ecc": ("no ECC on the device memory", "long_runs"),
+    "no_mig": ("no MIG partitioning", "never"),
+    "passive_cooling": ("passively cooled: needs server airflow", "own_hall"),
+    # a matter for where the buyer is, which the scenario does not hold: listed, not raised
+    "export_control": ("subject to US export controls", "never"),
+    "no_nvaie": ("not supported by NVIDIA AI Enterprise", "datacenter"),
+    "ecc": ("ECC memory", "never"),
+    "mig": ("MIG partitioning", "never"),
+    "active_cooling": ("actively cooled (fans)", "never"),
+}
+_COLUMNS = ["device", "fact", "severity", "quote", "source_url", "source_title", "date", "notes"]
+
+
+def load_facts(path=None):
+    """The facts table, checked: known fact keys, a severity, a source and a quote per row.
+
+    Raises
+    ------
+    accelkit.catalog.CatalogError
+        Naming the file, line and column of a bad cell.
+    """
+    from .catalog import CatalogError, _line, _read_rows, data_path
+
+    origin = "device facts" if path is None else f"device facts file {path}"
+    path = data_path("device_facts.csv") if path is None else path
+    frame = _read_rows(path, origin)
+    missing = [c for c in ("device", "fact", "severity", "quote", "source_url") if c not in frame.columns]
+    if missing:
+        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
+    problems = []
+    for idx, row in frame.iterrows():
+        if row["fact"] not in FACTS:
+            problems.append(f"{origin}, line {_line(idx)}, column fact: expected one of {', '.join(FACTS)}, "
+                            f"got {row['fact']!r}")
+        if row["severity"] not in ("risk", "info"):
+            problems.append(f"{origin}, line {_line(idx)}, column severity: expected risk or info, got {row['severity']!r}")
+        for col in ("source_url", "quote"):
+            if not row[col]:
+                problems.append(f"{origin}, line {_line(idx)}, column {col}: every fact needs its {col.replace('_', ' ')}")
+    if problems:
+        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    return frame[[c for c in _COLUMNS if c in frame.columns]].reset_index(drop=True)
+
+
+@lru_cache(maxsize=1)
+def _builtin_facts():
+    from .catalog import data_path
+
+    if not data_path("device_facts.csv").exists():
+        return pd.DataFrame(columns=_COLUMNS)
+    return load_facts()
+
+
+def _applies(device_name, target):
+    if target.startswith("family:"):
+        return device_name.lower().startswith(target.split(":", 1)[1].strip().lower())
+    return device_name.lower() == target.lower()
+
+
+def purchase_risks(names, deployment="cloud", multi_device=None, training=False, facts=None):
+    """The risk facts of each device that matter for a scenario.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Catalogue device names.
+    deployment : str
+        ``cloud`` / ``on-prem`` (a datacenter: the licence clause applies) or ``edge``.
+    multi_device : sequence of bool, optional
+        Per device, whether its configuration spans more than one device (links matter).
+    training : bool
+        Long training runs (memory without ECC matters).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index as ``names``: ``purchase_risks`` (words, ``"; "``-joined, empty when
+        none) and ``purchase_risk_sources`` (the URLs, one per fact).
+    """
+    facts = _builtin_facts() if facts is None else facts
+    risks = facts[facts["severity"] == "risk"]
+    rows = list(zip(risks["device"], risks["fact"], risks["source_url"]))
+    multi = [True] * len(names) if multi_device is None else list(multi_device)
+    words, sources = [], []
+    for name, spans in zip(names, multi):
+        found, urls = [], []
+        for target, fact, url in rows:
+            if not _applies(str(name), target):
+                continue
+            text, when = FACTS[fact]
+            relevant = (when == "always" or (when == "datacenter" and deployment in ("cloud", "on-prem"))
+                        or (when == "multi_device" and spans) or (when == "long_runs" and training)
+                        or (when == "own_hall" and deployment in ("on-prem", "edge")))
+            if relevant and text not in found:
+                found.append(text)
+                urls.append(url)
+        words.append("; ".join(found))
+        sources.append(" ".join(urls))
+    return pd.DataFrame({"purchase_risks": words, "purchase_risk_sources": sources})
