@@ -322,7 +322,9 @@ def load_cloud_prices(path=None):
     return frame.reset_index(drop=True)
 
 
-PRICE_KINDS = ("list", "street", "reseller", "system_share", "analyst")
+# most to least authoritative for one device's price: a system's price per device comes
+# last because it also pays for CPUs, switches and the chassis
+PRICE_KINDS = ("list", "street", "reseller", "analyst", "system_share")
 
 
 @lru_cache(maxsize=1)
@@ -341,8 +343,8 @@ def load_purchase_prices(path=None):
     ----------
     path : str or Path, optional
         A CSV with columns device, price_usd, price_low_usd, price_high_usd,
-        price_kind (list, street, reseller, system_share -- a system's price over
-        its devices -- or analyst), price_date, source_url, notes. Default: the
+        price_kind (list, street, reseller, analyst, or system_share -- a system's
+        price over its devices), price_date, source_url, notes. Default: the
         built-in ``data/purchase_prices.csv``.
     """
     origin = "purchase prices" if path is None else f"purchase prices file {path}"
@@ -380,8 +382,9 @@ def _with_purchase_prices(frame, prices):
     its ``price_low_usd`` / ``price_high_usd``, ``price_kind`` and ``price_source``.
 
     The central figure is the median of the most authoritative kind published for a
-    device (list, then street, reseller, a system's price per device, analyst); the
-    range spans every figure found, ranges included.
+    device (list, then street, reseller, analyst estimate, and last a system's price
+    per device, which also pays for the rest of the system); the range spans every
+    figure found, ranges included.
     """
     frame["price_kind"] = np.where(frame["price_usd"].notna(), "list", "")
     frame["price_source"] = np.where(frame["price_usd"].notna(), frame["source_url"], "")
