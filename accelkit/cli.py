@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -26,19 +24,9 @@ def notebooks_dir():
     raise SystemExit("accelkit: the notebooks folder was not found; reinstall accelkit")
 
 
-def _voila_command(notebook, host, port, extra=()):
-    voila = shutil.which("voila") or str(Path(sys.executable).with_name("voila"))
-    return [
-        voila,
-        str(notebook),
-        "--no-browser",
-        f"--port={port}",
-        f"--Voila.ip={host}",
-        *extra,
-    ]
-
-
 def cmd_app(args):
+    from .appserver import AppSettings, voila_command, voila_environment
+
     notebook = notebooks_dir() / "app.ipynb"
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
@@ -47,14 +35,17 @@ def cmd_app(args):
             "on this machine). Prefer 127.0.0.1 and an SSH tunnel.",
             file=sys.stderr,
         )
-    cmd = _voila_command(notebook, args.host, args.port)
-    print(f"accelkit app: http://{args.host}:{args.port}/  (Ctrl-C to stop)", flush=True)
-    env = dict(os.environ)
-    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     try:
-        return subprocess.call(cmd, env=env)
-    except KeyboardInterrupt:
-        return 0
+        settings = AppSettings(pool_size=args.pool_size, cull_idle_s=args.cull_idle, cull_interval_s=args.cull_interval)
+    except ValueError as exc:
+        print(f"accelkit app: {exc}", file=sys.stderr)
+        return 2
+    cmd = voila_command(notebook, args.host, args.port, settings)
+    print(f"accelkit app: http://{args.host}:{args.port}/  ({settings.pool_size} warm kernel(s); idle kernels "
+          f"reclaimed after {settings.cull_idle_s:g} s; Ctrl-C to stop)", flush=True)
+    # exec: the server takes this process's place, so SIGTERM or Ctrl-C reach Voila itself,
+    # which shuts down every kernel it started before it exits
+    os.execve(cmd[0], cmd, voila_environment())
 
 
 def cmd_devices(args):
@@ -184,6 +175,12 @@ def build_parser():
     app = sub.add_parser("app", help="serve the Voila app (default http://127.0.0.1:8866)")
     app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
     app.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    app.add_argument("--pool-size", type=int, default=2, metavar="N",
+                     help="kernels kept warm for the next visitors (default 2; 0: start one per visit)")
+    app.add_argument("--cull-idle", type=float, default=600, metavar="SECONDS",
+                     help="shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)")
+    app.add_argument("--cull-interval", type=float, default=60, metavar="SECONDS",
+                     help="how often to look for such kernels (default 60)")
     app.set_defaults(func=cmd_app)
 
     dev = sub.add_parser("devices", help="list the catalogue, or show one device")

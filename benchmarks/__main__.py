@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-GROUPS = ["formulas", "projection", "panels", "notebooks", "rank", "report", "app"]
+GROUPS = ["formulas", "projection", "panels", "notebooks", "rank", "report", "app", "app-load"]
 
 
 def main(argv):
@@ -24,7 +24,7 @@ def main(argv):
     results = []
     for group in groups:
         try:
-            module = importlib.import_module(f"benchmarks.{group}")
+            module = importlib.import_module(f"benchmarks.{group.replace('-', '_')}")
         except ModuleNotFoundError:
             print(f"[{group}] not available yet")
             continue

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import urllib.request
+from pathlib import Path
 
 import pytest
 
@@ -27,3 +28,25 @@ def test_app_command_binds_to_loopback_by_default():
 
     args = build_parser().parse_args(["app"])
     assert args.host == "127.0.0.1" and args.port == 8866
+
+
+def test_app_settings_turn_into_voilas_pool_culling_and_offline_template():
+    from accelkit.appserver import AppSettings, voila_command, voila_environment
+
+    cmd = voila_command("app.ipynb", "127.0.0.1", 8866, AppSettings(pool_size=3, cull_idle_s=90, cull_interval_s=15))
+    assert "--preheat_kernel=True" in cmd and "--pool_size=3" in cmd, "the warm-kernel pool is not asked of Voila"
+    assert "--MappingKernelManager.cull_idle_timeout=90" in cmd and "--MappingKernelManager.cull_interval=15" in cmd
+    assert "--MappingKernelManager.cull_connected=False" in cmd, "kernels of open pages would be culled"
+    assert "--template=accelkit" in cmd
+    off = voila_command("app.ipynb", "127.0.0.1", 8866, AppSettings(pool_size=0, cull_idle_s=0))
+    assert not any(o.startswith(("--preheat", "--MappingKernelManager")) for o in off)
+    template = voila_environment({})["JUPYTER_PATH"].split(":")[0]
+    index = Path(template) / "voila" / "templates" / "accelkit" / "index.html.j2"
+    assert index.exists(), f"the app's Voila template is missing ({index})"
+
+
+def test_app_command_rejects_a_negative_setting_with_the_field_name(capsys):
+    from accelkit.cli import main
+
+    assert main(["app", "--cull-idle", "-5"]) == 2
+    assert "cull_idle_s: expected a number >= 0" in capsys.readouterr().err

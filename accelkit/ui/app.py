@@ -26,7 +26,7 @@ from ..scenario import Scenario, ScenarioError, resolve
 from . import controls as C
 from ._base import CSS, error_html
 
-__all__ = ["App", "TABS"]
+__all__ = ["App", "TABS", "warm", "wait_for_visitor"]
 
 
 def _tabs():
@@ -69,6 +69,46 @@ there, what it costs to run for years, and finally a ranked shortlist with reaso
 a datasheet or vendor page (hover a point to see which); a figure nobody publishes is shown as missing.
 Changing a value anywhere changes the scenario everywhere.</p>
 """
+
+
+def _preheated():
+    # Voila sets this in the kernels of its preheated pool only
+    return os.environ.get("VOILA_PREHEAT", "False") != "False"
+
+
+def warm():
+    """Pay for imports, tables and first figures before a visitor arrives.
+
+    A preheated Voilà kernel (``accelkit app`` keeps a pool of them) runs this while
+    it waits; the visitor's own page is then built from warm caches (about 0.7 s
+    instead of 2 s for the decision tab on a 2-core machine). The throwaway widgets
+    are closed, so nothing of this reaches a page. Elsewhere (a kernel started for
+    one visit, JupyterLab, papermill) it does nothing: there the cost would only be
+    added to the visitor's wait.
+    """
+    if not _preheated():
+        return
+    from ..catalog import load_catalog
+
+    load_catalog()
+    App(Scenario(), tab="decision")
+    W.Widget.close_all()
+
+
+def wait_for_visitor():
+    """Block until Voilà hands this kernel a visitor's request; return at once elsewhere.
+
+    In a preheated kernel the notebook runs ahead of any visitor; Voilà's
+    ``wait_for_request`` returns when a page takes the kernel and sets the request's
+    environment (``QUERY_STRING``), so a link's settings still apply. Outside Voilà's
+    preheat mode (JupyterLab, papermill, a kernel started for one visit) it does
+    nothing.
+    """
+    if not _preheated():
+        return
+    from voila.utils import wait_for_request
+
+    wait_for_request()
 
 
 def _examples_dir():

@@ -1,0 +1,109 @@
+"""How ``accelkit app`` runs Voilà: a pool of warm kernels, idle kernels reclaimed, nothing fetched off the machine.
+
+The settings are Voilà's and Jupyter Server's own (no home-made server):
+
+- **Preheated kernels** (Voilà ``--preheat_kernel``, ``--pool_size``): ``pool_size``
+  kernels run ``notebooks/app.ipynb`` ahead of any visitor, up to
+  :func:`accelkit.ui.app.wait_for_visitor`, which blocks until Voilà hands the
+  kernel a visitor's request (so ``?model=…&tab=decision`` links still apply). The
+  imports and table loading are paid before the visitor arrives. When the pool is
+  empty, a visitor gets a kernel started for them (the slow path).
+- **Reclaiming kernels** (Jupyter Server's ``MappingKernelManager.cull_idle_timeout``
+  and ``cull_interval``): a kernel with no page connected that has been idle this
+  long is shut down. Closing a tab disconnects its kernel, so culling also covers
+  the shutdown request Voilà's page sends on close, which the server refuses for
+  want of an ``_xsrf`` token (voila-dashboards/voila issue #1458). Preheated kernels
+  wait inside a running cell ("busy"), so culling idle kernels never empties the
+  pool.
+- **Timeouts sized for load**: nbclient's ``iopub_timeout`` (4 s by default) drops
+  a cell's output when a busy machine answers late, which leaves a blank page; here
+  it is 120 s, and a cell may run 300 s.
+- **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
+  template without its Font Awesome CDN links (Voilà's bundle carries the icons).
+
+References: Voilà documentation, "Customizing Voilà: preheated kernels"; Jupyter
+Server configuration, ``MappingKernelManager.cull_*``; nbclient ``NotebookClient``
+options.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+__all__ = ["AppSettings", "voila_command", "voila_environment", "TEMPLATE_NAME"]
+
+TEMPLATE_NAME = "accelkit"
+_SHARE = Path(__file__).resolve().parent / "share" / "jupyter"
+
+
+class AppSettings:
+    """What ``accelkit app`` passes to Voilà.
+
+    Parameters
+    ----------
+    pool_size : int
+        Preheated kernels kept ready (0 turns the pool off).
+    cull_idle_s : float
+        Seconds a kernel with no page connected may stay idle before it is shut down
+        (0 keeps kernels until the server stops).
+    cull_interval_s : float
+        Seconds between the server's checks for idle kernels.
+    iopub_timeout_s, cell_timeout_s : float
+        How long Voilà waits for a cell's output and for a cell to finish.
+    refill_delay_s : float
+        Seconds after a warm kernel is handed out before its replacement starts.
+    """
+
+    def __init__(self, pool_size=2, cull_idle_s=600.0, cull_interval_s=60.0, iopub_timeout_s=120.0,
+                 cell_timeout_s=300.0, refill_delay_s=10.0):
+        for name, value in (("pool_size", pool_size), ("cull_idle_s", cull_idle_s),
+                            ("cull_interval_s", cull_interval_s), ("iopub_timeout_s", iopub_timeout_s),
+                            ("cell_timeout_s", cell_timeout_s), ("refill_delay_s", refill_delay_s)):
+            if value is None or value < 0:
+                raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
+        if cull_idle_s and not cull_interval_s:
+            raise ValueError("cull_interval_s: expected a number > 0 when cull_idle_s is set")
+        self.pool_size = int(pool_size)
+        self.cull_idle_s = float(cull_idle_s)
+        self.cull_interval_s = float(cull_interval_s)
+        self.iopub_timeout_s = float(iopub_timeout_s)
+        self.cell_timeout_s = float(cell_timeout_s)
+        self.refill_delay_s = float(refill_delay_s)
+
+    def voila_options(self):
+        """Voilà / Jupyter Server command-line options for these settings."""
+        options = [
+            f"--template={TEMPLATE_NAME}",
+            f"--VoilaExecutor.iopub_timeout={self.iopub_timeout_s:g}",
+            f"--VoilaExecutor.timeout={self.cell_timeout_s:g}",
+        ]
+        if self.pool_size:
+            options += ["--preheat_kernel=True", f"--pool_size={self.pool_size}",
+                        # a used kernel is replaced after this delay, so the refill (3 s of
+                        # imports) does not compete with the page of the visitor it was handed to
+                        f"--VoilaKernelManager.fill_delay={self.refill_delay_s:g}"]
+        if self.cull_idle_s:
+            options += [f"--MappingKernelManager.cull_idle_timeout={self.cull_idle_s:g}",
+                        f"--MappingKernelManager.cull_interval={max(self.cull_interval_s, 1):g}",
+                        "--MappingKernelManager.cull_connected=False"]
+        return options
+
+
+def voila_command(notebook, host, port, settings=None):
+    """The argv that serves ``notebook`` on ``host:port`` with ``settings``."""
+    settings = AppSettings() if settings is None else settings
+    voila = shutil.which("voila") or str(Path(sys.executable).with_name("voila"))
+    return [voila, str(notebook), "--no-browser", f"--port={port}", f"--Voila.ip={host}",
+            *settings.voila_options()]
+
+
+def voila_environment(base=None):
+    """The environment Voilà runs in: the ``accelkit`` template on ``JUPYTER_PATH``."""
+    env = dict(os.environ if base is None else base)
+    paths = [str(_SHARE)] + [p for p in env.get("JUPYTER_PATH", "").split(os.pathsep) if p]
+    env["JUPYTER_PATH"] = os.pathsep.join(paths)
+    env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+    return env
