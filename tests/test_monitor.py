@@ -348,3 +348,26 @@ def test_live_nvml_sampling_of_a_real_gpu(tmp_path):
     target = tmp_path / "live.json"
     assert main(["monitor", "--interval", "0.2", "--json", str(target), "--", "sleep", "1"]) == 0
     assert json.loads(target.read_text())["source"] == "live NVML samples"
+
+
+# --- the chapter ----------------------------------------------------------------------------------------
+
+@pytest.mark.notebook
+def test_monitor_chapter_runs_with_non_default_parameters(tmp_path):
+    """Chapter 11 on another log and precision: the printed figures follow the parameters."""
+    import nbformat
+    import papermill as pm
+
+    from conftest import ROOT
+
+    log = _write(tmp_path, "busy.csv", _log([[90, 80], [95, 85], [92, 88]], name="NVIDIA H100 80GB HBM3"))
+    out = tmp_path / "out.ipynb"
+    pm.execute_notebook(str(ROOT / "notebooks" / "11_monitor.ipynb"), str(out), cwd=str(tmp_path),
+                        parameters={"source": "nvidia-smi log", "log_path": str(log), "topology_path": "",
+                                    "precision": "fp8", "candidates": 3},
+                        kernel_name="python3", progress_bar=False, execution_timeout=180)
+    text = "".join(o.get("text", "") for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])
+                   if o.get("output_type") == "stream")
+    assert "device: H100 SXM" in text and "verdict: compute-bound" in text, text[:1500]
+    assert "effective devices: 1.77" in text and "by fp8 dense matmul" in text, text[:1500]
+    assert "topology warnings" not in text
