@@ -8,7 +8,7 @@ HOST   ?= 127.0.0.1
 BIN    := $(VENV)/bin
 TORCH_VERSION ?= 2.13.0
 
-.PHONY: app test install install-test chromium benchmarks report probe clean help
+.PHONY: app test install install-test chromium prometheus benchmarks report probe clean help
 
 help:
 	@echo "make app        serve the Voila app on http://$(HOST):$(PORT) (PORT=… to change)"
@@ -41,11 +41,18 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's prometheus for the `accelkit monitor --prometheus` test (a real server on 127.0.0.1).
+prometheus:
+	@command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || { \
+	  echo "Installing Debian's prometheus for the monitor test"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq prometheus >/dev/null; }
+
 app: $(VENV)/.installed-app
 	$(BIN)/accelkit app --host $(HOST) --port $(PORT)
 
-# ACCELKIT_REQUIRE_ALL turns a missing chromium or torch into a test failure, not a skip.
-test: $(VENV)/.installed-test chromium
+# ACCELKIT_REQUIRE_ALL turns a missing chromium, prometheus or torch into a test failure, not a skip.
+test: $(VENV)/.installed-test chromium prometheus
 	ACCELKIT_REQUIRE_ALL=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 benchmarks: $(VENV)/.installed-test

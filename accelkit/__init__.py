@@ -30,6 +30,7 @@ __all__ = [
     "select",
     "scenario",
     "probes",
+    "monitor",
     "plots",
     "report",
     "references",

@@ -1,4 +1,4 @@
-"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``, ``validate``.
+"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``, ``validate``, ``monitor``.
 
 Run ``accelkit --help`` for the list, ``accelkit COMMAND --help`` for options.
 Errors print one clear line to stderr and exit with status 2 (bad input) or 1
@@ -216,6 +216,10 @@ def build_parser():
     val.add_argument("--write-errors", action="store_true",
                      help="store each category's geometric-mean error (the ranges' model term) in data/projection_constants.csv")
     val.set_defaults(func=cmd_validate)
+
+    from .monitor.cli import add_parser as add_monitor
+
+    add_monitor(sub)
     return parser
 
 

@@ -41,8 +41,6 @@ import importlib.metadata as _metadata
 import importlib.util
 import platform
 import re
-import shutil
-import subprocess
 import sys
 from functools import lru_cache
 from pathlib import Path
@@ -1062,57 +1060,44 @@ def _torch_facts(inspect_torch):
 
 
 def _nvidia_driver(timeout_s):
+    """Driver version and GPUs, from NVML or else ``nvidia-smi`` (the shared layer,
+    :mod:`accelkit.monitor.nvml`)."""
+    from .monitor import nvml
+
     facts = {"version": None, "cuda_driver": None, "gpus": [], "via": None, "error": None}
-    try:
-        import pynvml
-    except ImportError:
-        pynvml = None
+    pynvml, why = nvml.init()
     if pynvml is not None:
         try:
-            pynvml.nvmlInit()
+            facts["version"] = nvml.text(pynvml.nvmlSystemGetDriverVersion())
             try:
-                version = pynvml.nvmlSystemGetDriverVersion()
-                facts["version"] = version.decode() if isinstance(version, bytes) else str(version)
+                cuda = pynvml.nvmlSystemGetCudaDriverVersion()
+                facts["cuda_driver"] = f"{cuda // 1000}.{cuda % 1000 // 10}"
+            except pynvml.NVMLError:
+                pass
+            for i in range(pynvml.nvmlDeviceGetCount()):
+                handle = pynvml.nvmlDeviceGetHandleByIndex(i)
+                name = nvml.text(pynvml.nvmlDeviceGetName(handle))
                 try:
-                    cuda = pynvml.nvmlSystemGetCudaDriverVersion()
-                    facts["cuda_driver"] = f"{cuda // 1000}.{cuda % 1000 // 10}"
+                    major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
+                    capability = f"{major}.{minor}"
                 except pynvml.NVMLError:
-                    pass
-                for i in range(pynvml.nvmlDeviceGetCount()):
-                    handle = pynvml.nvmlDeviceGetHandleByIndex(i)
-                    name = pynvml.nvmlDeviceGetName(handle)
-                    name = name.decode() if isinstance(name, bytes) else str(name)
-                    try:
-                        major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
-                        capability = f"{major}.{minor}"
-                    except pynvml.NVMLError:
-                        capability = None
-                    facts["gpus"].append({"index": i, "name": name, "capability": capability})
-                facts["via"] = "NVML"
-                return facts
-            finally:
-                try:
-                    pynvml.nvmlShutdown()
-                except pynvml.NVMLError:
-                    pass
+                    capability = None
+                facts["gpus"].append({"index": i, "name": name, "capability": capability})
+            facts["via"] = "NVML"
+            return facts
         except pynvml.NVMLError as exc:
             facts["error"] = f"NVML: {exc}"
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        facts["error"] = (facts["error"] + "; " if facts["error"] else "") + "nvidia-smi not on PATH"
+        finally:
+            nvml.shutdown(pynvml)
+    elif not why.startswith(nvml.LIBRARY_MISSING):
+        facts["error"] = why
+    out, smi_error = nvml.nvidia_smi(["--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"],
+                                     timeout_s)
+    if out is None:
+        facts["error"] = (facts["error"] + "; " if facts["error"] else "") + smi_error \
+            if smi_error == "nvidia-smi not on PATH" else smi_error
         return facts
-    try:
-        done = subprocess.run(
-            [smi, "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=timeout_s, check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        facts["error"] = f"nvidia-smi: {type(exc).__name__}: {exc}"
-        return facts
-    if done.returncode != 0:
-        facts["error"] = f"nvidia-smi exited {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}"
-        return facts
-    for i, line in enumerate(filter(None, (l.strip() for l in done.stdout.splitlines()))):
+    for i, line in enumerate(filter(None, (l.strip() for l in out.splitlines()))):
         parts = [p.strip() for p in line.split(",")]
         name, version = parts[0], parts[1] if len(parts) > 1 else None
         facts["gpus"].append({"index": i, "name": name, "capability": parts[2] if len(parts) > 2 else None})

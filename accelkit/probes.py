@@ -68,6 +68,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+# One NVML layer for the probes, the ecosystem audit and the monitor: accelkit.monitor.nvml.
+from .monitor.nvml import device_info as nvml_info  # public name of this module
+from .monitor.nvml import handle as _nvml_handle
+from .monitor.nvml import init as _nvml
+from .monitor.nvml import reason as _nvml_reason  # noqa: F401
+from .monitor.nvml import text as _text  # noqa: F401
+
 __all__ = [
     "ProbeUnavailable",
     "INSTALL_HINT",
@@ -315,92 +322,6 @@ def _guard(nbytes, device, memory_fraction, what):
             f"skipped by the memory guard: {what} needs {nbytes / 1e9:.2f} GB, more than "
             f"{memory_fraction:.0%} of the {free / 1e9:.2f} GB free"
         )
-
-
-# --- NVML ---------------------------------------------------------------------------
-
-def _nvml():
-    """(pynvml module, None) after nvmlInit, or (None, reason)."""
-    try:
-        import pynvml
-    except ImportError:
-        return None, "NVML not available: nvidia-ml-py is not installed (" + INSTALL_HINT + ")"
-    try:
-        pynvml.nvmlInit()
-    except pynvml.NVMLError as exc:
-        return None, f"NVML not available ({exc}): no NVIDIA driver on this machine"
-    except Exception as exc:  # a broken driver install must not stop the probes
-        return None, f"NVML not available ({type(exc).__name__}: {exc})"
-    return pynvml, None
-
-
-def _nvml_reason():
-    """Why NVML is unavailable ('' when it is available)."""
-    pynvml, reason = _nvml()
-    if pynvml is not None:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
-    return reason or ""
-
-
-def _nvml_handle(pynvml, index, pci_bus_id=None):
-    if pci_bus_id:
-        try:
-            return pynvml.nvmlDeviceGetHandleByPciBusId(pci_bus_id)
-        except pynvml.NVMLError:
-            pass
-    return pynvml.nvmlDeviceGetHandleByIndex(index)
-
-
-def _text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def nvml_info(index=0, pci_bus_id=None):
-    """NVML facts of one NVIDIA GPU, as a dict (SI units; names carry the unit).
-
-    Keys: ``nvml_name``, ``driver_version``, ``power_limit_w``, ``sm_clock_max_hz``,
-    ``memory_clock_max_hz``, ``temperature_c``, ``gpu_util_pct``,
-    ``memory_util_pct``, ``pcie_gen``, ``pcie_width``, and ``nvml_note`` (why a
-    figure is missing). Without NVML (no NVIDIA driver, ``pynvml.NVMLError``) the
-    dict holds only ``nvml_note`` with the reason; it never raises.
-    """
-    pynvml, reason = _nvml()
-    if pynvml is None:
-        return {"nvml_note": reason}
-    info, missing = {}, []
-    try:
-        handle = _nvml_handle(pynvml, index, pci_bus_id)
-        readers = {
-            "nvml_name": lambda: _text(pynvml.nvmlDeviceGetName(handle)),
-            "driver_version": lambda: _text(pynvml.nvmlSystemGetDriverVersion()),
-            "power_limit_w": lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(handle) / 1000.0,
-            "sm_clock_max_hz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_SM) * 1e6,
-            "memory_clock_max_hz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(handle, pynvml.NVML_CLOCK_MEM) * 1e6,
-            "temperature_c": lambda: pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU),
-            "gpu_util_pct": lambda: pynvml.nvmlDeviceGetUtilizationRates(handle).gpu,
-            "memory_util_pct": lambda: pynvml.nvmlDeviceGetUtilizationRates(handle).memory,
-            "pcie_gen": lambda: pynvml.nvmlDeviceGetCurrPcieLinkGeneration(handle),
-            "pcie_width": lambda: pynvml.nvmlDeviceGetCurrPcieLinkWidth(handle),
-            "pcie_gen_max": lambda: pynvml.nvmlDeviceGetMaxPcieLinkGeneration(handle),
-            "pcie_width_max": lambda: pynvml.nvmlDeviceGetMaxPcieLinkWidth(handle),
-        }
-        for key, read in readers.items():
-            try:
-                info[key] = read()
-            except pynvml.NVMLError as exc:
-                missing.append(f"{key}: {exc}")
-    except pynvml.NVMLError as exc:
-        missing.append(f"device {index}: {exc}")
-    finally:
-        try:
-            pynvml.nvmlShutdown()
-        except Exception:
-            pass
-    info["nvml_note"] = "; ".join(missing)
-    return info
 
 
 #: PCIe transfer rate per lane [GT/s] and line-code efficiency, per generation (PCI-SIG)

@@ -62,6 +62,11 @@ REFERENCES = {
     "narayanan2021": "D. Narayanan et al., Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM, SC21, arXiv:2104.04473.",
     "agrawal2024": "A. Agrawal et al., Taming Throughput-Latency Tradeoff in LLM Inference with Sarathi-Serve, OSDI 2024, arXiv:2403.02310.",
     "hockney1994": "R. Hockney, The communication challenge for MPP: Intel Paragon and Meiko CS-2, Parallel Computing 20 (1994) 389-398 (the alpha-beta model).",
+    "nvidia_smi": "NVIDIA, nvidia-smi(1) manual: --query-gpu fields, --format=csv[,noheader][,nounits], -l; topo -m and its legend (docs.nvidia.com/deploy/nvidia-smi).",
+    "dcgm_fields": "NVIDIA, DCGM API reference, Field Identifiers and Field Constants: DCGM_FI_PROF_SM_ACTIVE, _PIPE_TENSOR_ACTIVE, _DRAM_ACTIVE (ratios), clock-event reason masks (docs.nvidia.com/datacenter/dcgm).",
+    "dcgm_exporter": "NVIDIA, DCGM-Exporter documentation and etc/default-counters.csv: metric names, units (%, MiB, W, MHz) and labels (gpu, UUID, device, modelName, Hostname).",
+    "prometheus_api": "Prometheus documentation, HTTP API: /api/v1/query_range, the matrix result and error responses (prometheus.io/docs/prometheus/latest/querying/api).",
+    "monitor_examples": "accelkit monitor examples, data/examples/monitor/: SYNTHETIC nvidia-smi log, DCGM-exporter page and topo -m matrix of 8 x A100 at ~30 % (the source text's anecdote).",
     "probe_results": "accelkit probe results, data/probe_results/*.json: measured on the machine named in each file's header.",
 }
 
@@ -82,6 +87,8 @@ CHAPTERS = {
                   "openvino_model_preparation", "catalogue"],
     "validation": ["validation", "efficiency", "pope2023", "kwon2023", "agrawal2024", "narayanan2021", "korthikanti2022",
                    "chowdhery2022", "dao2022", "nccl_tests", "hockney1994", "bekman_mamf", "mccalpin1995", "catalogue"],
+    "monitor": ["seed_003", "seed_000", "nvml", "nvidia_smi", "dcgm_fields", "dcgm_exporter", "prometheus_api",
+                "efficiency", "bekman_mamf", "mccalpin1995", "catalogue", "monitor_examples"],
     "probe": ["nvidia_matmul_guide", "bekman_mamf", "sander2025", "mccalpin1995", "torch_benchmark", "nvml",
               "micikevicius2018", "jacob2018", "seed_003", "seed_000", "catalogue", "probe_results"],
 }

@@ -1,7 +1,7 @@
 """Shared fixtures.
 
 ``ACCELKIT_REQUIRE_ALL=1`` (set by ``make test`` and therefore by CI) turns a
-missing optional part -- chromium, torch -- into a failure instead of a skip.
+missing optional part -- chromium, prometheus, torch -- into a failure instead of a skip.
 """
 
 from __future__ import annotations

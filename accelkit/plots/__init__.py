@@ -13,6 +13,7 @@ from .demand import devices_needed_chart, memory_breakdown_chart, seed_rule_char
 from .edge import edge_fit_chart, edge_units_chart
 from .energy_tco import cumulative_cost_chart, job_energy_chart, latency_chart
 from .precision import loss_scaling_chart, precision_memory_chart, precision_peaks_chart
+from .monitor import rightsize_chart, utilization_histogram, utilization_timeline
 from .probes import matmul_shapes_chart, precision_chart, probe_vs_datasheet_bar, utilization_chart
 from .roofline import bert_claim_chart, roofline_chart
 from .ecosystem import ecosystem_heatmap, ecosystem_score_chart

@@ -22,6 +22,7 @@ _PANELS = {
     "DecisionPanel": "decision",
     "ProbePanel": "probe",
     "ValidationPanel": "validation",
+    "MonitorPanel": "monitor",
 }
 
 

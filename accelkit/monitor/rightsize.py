@@ -1,0 +1,171 @@
+"""Right-sizing: what the observed work needs of each candidate device.
+
+The observed work is the busy time of the monitored GPUs expressed in devices --
+``effective_devices`` = Σ mean utilisation -- times the monitored device's rate.
+For a candidate::
+
+    devices for the work   = effective_devices × rate(monitored) / rate(candidate)
+    devices for the memory = Σ_GPUs peak memory used / memory(candidate)
+    devices                = ceil(max of the two), at least 1
+
+The rate is the projection engine's *achievable* ceiling (datasheet × published
+efficiency, :func:`accelkit.projection.device_ceilings`): dense matmul FLOP/s at the
+workload's precision (default bf16) or, when the verdict is memory-bound, device
+memory bandwidth. Where a device has no efficiency-based figure the datasheet peak
+is used, and the ``rate_basis`` column says so.
+
+Assumptions, stated where the figures are shown: the busy time would run at the
+candidate's rate in proportion (a job that is input-bound stays input-bound on a
+faster chip -- fix the input first); the memory figure adds up every GPU's peak use,
+which over-counts when each GPU holds a copy of the model (data parallelism) -- the
+memory of the model itself (chapter 01) is the sharper figure.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .samples import MonitorError
+
+__all__ = ["right_size", "measured_demand", "sentence", "RIGHT_SIZE_COLUMNS"]
+
+RIGHT_SIZE_COLUMNS = ["name", "vendor", "segment", "rate", "rate_unit", "rate_basis", "rate_source",
+                      "devices_for_work", "devices_for_memory", "devices", "limited_by", "memory_bytes",
+                      "tdp_w_total", "is_monitored"]
+
+
+def _basis(summary, basis):
+    if basis is None:
+        return "memory" if summary.verdict == "memory-bound" else "compute"
+    if basis not in ("compute", "memory"):
+        raise MonitorError(f"basis must be 'compute' or 'memory'; got {basis!r}")
+    return basis
+
+
+def _rates(ceil, basis, precision):
+    if basis == "compute":
+        achievable, peak = ceil[f"matmul_{precision}"], ceil[f"peak_{precision}"]
+        source = ceil[f"matmul_{precision}_source"]
+        unit = "FLOP/s"
+    else:
+        achievable, peak, source, unit = ceil["memory_bw"], ceil["memory_bw_peak"], ceil["memory_bw_source"], "bytes/s"
+    use_peak = achievable.isna() & peak.notna()
+    rate = achievable.where(~use_peak, peak)
+    kind = pd.Series(np.where(use_peak, "datasheet peak (no published efficiency)",
+                              "achievable (datasheet × published efficiency)"), index=ceil.index)
+    return rate.astype(float), kind, source.where(~use_peak, "datasheet"), unit
+
+
+def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=None, n=8, segments=("datacenter",)):
+    """The right-size table: one row per candidate device, fewest devices first.
+
+    Parameters
+    ----------
+    summary : Summary
+        From :func:`accelkit.monitor.summarize`; its ``device`` must be a catalogue name.
+    candidates : list of str, optional
+        Device names; default the catalogue's devices in ``segments`` with a figure.
+    precision : str
+        Matmul precision of the workload (``bf16`` default; any of
+        :data:`accelkit.projection.COMPUTE_PRECISIONS`).
+    basis : {"compute", "memory"}, optional
+        Default: memory when the verdict is memory-bound, else compute.
+    n : int
+        Rows to keep (the monitored device is always kept).
+
+    Returns
+    -------
+    DataFrame with :data:`RIGHT_SIZE_COLUMNS`; ``attrs`` hold ``effective_devices``,
+    ``basis``, ``precision``, ``memory_needed_bytes`` and ``monitored``.
+    """
+    from ..catalog import find
+    from ..projection import COMPUTE_PRECISIONS, device_ceilings
+    from ..projection.ceilings import catalog_or_default
+
+    if not summary.device:
+        raise MonitorError("right-sizing needs to know which catalogue device was monitored; "
+                           + (summary.note or "pass --device NAME"))
+    if precision not in COMPUTE_PRECISIONS:
+        raise MonitorError(f"precision must be one of {', '.join(COMPUTE_PRECISIONS)}; got {precision!r}")
+    basis = _basis(summary, basis)
+    cat = catalog_or_default(catalog)
+    ceil = device_ceilings(cat)
+    rate, kind, source, unit = _rates(ceil, basis, precision)
+    monitored = find(summary.device, cat)
+    src_rate = float(rate.loc[monitored.name])
+    if not src_rate > 0:
+        raise MonitorError(f"{summary.device} has no {precision} dense figure in the catalogue; "
+                           "choose another precision (--precision)")
+    if candidates:
+        idx = [find(c, cat).name for c in candidates]
+    else:
+        mask = cat["segment"].isin(segments) & rate.gt(0) & ceil["memory_bytes"].gt(0)
+        idx = list(cat.index[mask])
+    if monitored.name not in idx:
+        idx.append(monitored.name)
+    idx = list(dict.fromkeys(idx))
+    work = summary.effective_devices * src_rate
+    memory_needed = summary.overall.get("memory_used_total_bytes", float("nan"))
+    table = pd.DataFrame({
+        "name": cat.loc[idx, "name"], "vendor": cat.loc[idx, "vendor"], "segment": cat.loc[idx, "segment"],
+        "rate": rate.loc[idx], "rate_unit": unit, "rate_basis": kind.loc[idx], "rate_source": source.loc[idx],
+        "memory_bytes": ceil.loc[idx, "memory_bytes"].astype(float),
+        "tdp_w": cat.loc[idx, "tdp_w"].astype(float),
+    })
+    table["devices_for_work"] = work / table["rate"]
+    table["devices_for_memory"] = memory_needed / table["memory_bytes"] if memory_needed == memory_needed else np.nan
+    need = np.fmax(table["devices_for_work"].to_numpy(float), np.nan_to_num(table["devices_for_memory"].to_numpy(float)))
+    table["devices"] = [max(1, math.ceil(x - 1e-9)) if np.isfinite(x) else np.nan for x in need]
+    table["limited_by"] = np.where(np.nan_to_num(table["devices_for_memory"].to_numpy(float)) >
+                                   table["devices_for_work"].to_numpy(float), "memory", "work")
+    table["tdp_w_total"] = table["devices"] * table["tdp_w"]
+    table["is_monitored"] = table.index == monitored.name
+    table = table[table["devices"].notna()].sort_values(["devices", "tdp_w_total", "name"], na_position="last")
+    keep = table.head(n)
+    if not keep["is_monitored"].any():
+        keep = pd.concat([keep, table[table["is_monitored"]]])
+    out = keep[RIGHT_SIZE_COLUMNS].reset_index(drop=True)
+    out.attrs.update({"effective_devices": summary.effective_devices, "basis": basis, "precision": precision,
+                      "memory_needed_bytes": memory_needed, "monitored": summary.device, "n_gpus": summary.n_gpus,
+                      "mean_utilization": summary.mean_utilization, "work": work, "work_unit": unit})
+    return out
+
+
+def sentence(table):
+    """'your 8 A100 80GB SXM did the work of 2.4; 3 A100 80GB SXM would do it, or 1 H200' (from :func:`right_size`)."""
+    a = table.attrs
+    same = table[table["is_monitored"]]
+    best = table[~table["is_monitored"]].head(1)
+    what = (f"{a['precision']} dense matmul" if a["basis"] == "compute" else "memory bandwidth") + ", achievable figures"
+    text = (f"your {a['n_gpus']} {a['monitored']} did the work of {a['effective_devices']:.1f} "
+            f"(mean utilisation {a['mean_utilization']:.0%})")
+    parts = []
+    if len(same):
+        parts.append(f"{int(same['devices'].iloc[0])} {a['monitored']} would do it")
+    if len(best) and best["devices"].iloc[0] <= (same["devices"].iloc[0] if len(same) else np.inf):
+        parts.append(f"{int(best['devices'].iloc[0])} {best['name'].iloc[0]} would do it")
+    if parts:
+        text += "; " + ", or ".join(parts)
+    return text + f" (by {what})"
+
+
+def measured_demand(summary, precision="bf16", catalog=None):
+    """The measured demand, for chapter 01 and the decision.
+
+    Returns a dict: ``required_flops_per_s`` (or ``required_bytes_per_s`` when memory-bound)
+    = effective_devices × the monitored device's achievable rate; ``memory_bytes`` (Σ
+    peak memory used); ``basis``, ``precision``, ``device``, ``effective_devices``,
+    ``mean_utilization`` and ``note``. It is the busy time at the achievable rate, so an
+    upper bound of the work done; a person with a model and token count can use
+    :mod:`accelkit.demand` for the exact figure.
+    """
+    table = right_size(summary, precision=precision, catalog=catalog, candidates=[summary.device])
+    a = table.attrs
+    key = "required_flops_per_s" if a["basis"] == "compute" else "required_bytes_per_s"
+    return {key: a["work"], "memory_bytes": a["memory_needed_bytes"], "basis": a["basis"], "precision": precision,
+            "device": summary.device, "effective_devices": summary.effective_devices,
+            "mean_utilization": summary.mean_utilization,
+            "note": "busy time at the monitored device's achievable rate: an upper bound of the work done"}

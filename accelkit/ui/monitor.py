@@ -1,0 +1,197 @@
+"""Chapter 11: what your hardware really does -- a log, a Prometheus, or this machine now.
+
+The panel shows the shipped synthetic 8 × A100 log by default (it runs nothing),
+so the notebook executes in seconds. "Load" reads the chosen source through
+:mod:`accelkit.monitor`; changing the device, precision or number of candidates
+only recomputes the summary and the right-size table.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import pandas as pd
+
+from .. import monitor as M
+from .. import plots
+from ..monitor.rightsize import right_size, sentence
+from ..monitor.summary import summarize
+from . import controls as C
+from ._base import CSS, Panel, error_html, table_html
+
+__all__ = ["MonitorPanel", "SOURCES"]
+
+SOURCES = ("example log", "nvidia-smi log", "Prometheus", "sample this machine")
+
+
+def _pct(v):
+    return f"{v:.0%}" if v == v else "—"
+
+
+class MonitorPanel(Panel):
+    """Load monitor samples, then show the timeline, the distribution, the verdict and the right-size."""
+
+    title = "What your hardware really does"
+
+    def __init__(self, source="example log", log_path="", prometheus_url="", since="1h", match="", seconds=10.0,
+                 topology_path="example", device="", precision="bf16", candidates=8, scenario=None):
+        super().__init__(scenario)
+        if source not in SOURCES:
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
+        self.source_controls = {
+            "source": C.choice("source", list(SOURCES), source, width="260px",
+                               tooltip="where the samples come from"),
+            "log_path": W.Text(value=log_path, description="log file", placeholder="gpu.csv",
+                               layout=W.Layout(width="300px")),
+            "prometheus_url": W.Text(value=prometheus_url, description="Prometheus",
+                                     placeholder="http://prometheus:9090", layout=W.Layout(width="320px")),
+            "since": W.Text(value=since, description="window", layout=W.Layout(width="160px")),
+            "match": W.Text(value=match, description="match", placeholder='Hostname="node1"',
+                            layout=W.Layout(width="260px")),
+            "seconds": C.number("sample for", seconds, "s", width="200px"),
+            "topology_path": W.Text(value=topology_path, description="topology",
+                                    placeholder="example, live, or topo.txt", layout=W.Layout(width="300px")),
+        }
+        self.controls = {
+            "device": W.Text(value=device, description="device", placeholder="(detected)",
+                             layout=W.Layout(width="260px")),
+            "precision": C.precision_picker(precision, options=["bf16", "fp16", "fp8", "tf32", "fp32", "int8"]),
+            "candidates": C.integer("candidates", int(candidates), width="200px"),
+        }
+        self.load_button = W.Button(description="Load", icon="download", button_style="primary",
+                                    layout=W.Layout(width="120px"))
+        self.load_button.on_click(lambda _b: self.load())
+        self.samples = None
+        self.topology = None
+        self.summary_result = None
+        self.table = None
+        self.watch()
+        self.load()
+
+    # --- actions ----------------------------------------------------------------------
+    def load(self):
+        """Read the chosen source (and topology), then recompute."""
+        v = {k: c.value for k, c in self.source_controls.items()}
+        try:
+            if v["source"] == "example log":
+                samples = M.example_log()
+            elif v["source"] == "nvidia-smi log":
+                if not v["log_path"].strip():
+                    raise M.MonitorError("give the path of an nvidia-smi CSV log")
+                samples = M.read_logs([p.strip() for p in v["log_path"].split(",") if p.strip()])
+            elif v["source"] == "Prometheus":
+                samples = M.query_prometheus(v["prometheus_url"].strip(), since=v["since"].strip() or "1h",
+                                             match=v["match"].strip() or None)
+            else:
+                samples, _ = M.sample(seconds=float(v["seconds"]))
+            path = v["topology_path"].strip()
+            topology = None
+            if path == "example":
+                topology = M.example_topology()
+            elif path:
+                topology = M.read_topology(path)
+        except (M.MonitorError, ValueError, OSError) as exc:
+            self.error = str(exc)
+            self.message.value = error_html(exc)
+            return None
+        self.samples, self.topology = samples, topology
+        return self.refresh()
+
+    # --- computing --------------------------------------------------------------------
+    def compute(self):
+        if self.samples is None:
+            raise ValueError(self.error or "nothing loaded yet: choose a source and press Load")
+        device = self.controls["device"].value.strip() or None
+        s = summarize(self.samples, device=device)
+        table = None
+        if s.device:
+            table = right_size(s, precision=self.controls["precision"].value,
+                               n=max(1, int(self.controls["candidates"].value)))
+        self.summary_result, self.table = s, table
+        lines = [f"Source: {s.source}. Device: {s.device or 'not in the catalogue'}"
+                 + (f" (reported as {s.detected_name})" if s.detected_name else "")
+                 + f"; {s.n_gpus} GPU(s), {s.overall.get('duration_s', float('nan')):.0f} s of samples.",
+                 f"Effective devices: {s.effective_devices:.2f} (the sum of the GPUs' mean utilisation); mean "
+                 f"{s.mean_utilization:.0%}, p50 {s.util_p50:.0%}, p95 {s.util_p95:.0%}.",
+                 f"Verdict: {s.verdict} -- {s.reason}."]
+        if table is not None:
+            lines.append(sentence(table)[0].upper() + sentence(table)[1:] + ".")
+        elif s.note:
+            lines.append(f"Right-size skipped: {s.note}.")
+        d = s.devices
+        per_gpu = pd.DataFrame({
+            "GPU": [f"{h}/{g}" if h else str(g) for h, g in zip(d["host"], d["gpu"])],
+            "util mean": d["util_mean"].map(_pct), "p50": d["util_p50"].map(_pct), "p95": d["util_p95"].map(_pct),
+            "idle": d["idle_fraction"].map(_pct), "SM active": d["sm_active_mean"].map(_pct),
+            "tensor active": d["tensor_active_mean"].map(_pct), "DRAM active": d["dram_active_mean"].map(_pct),
+            "memory used [GiB]": (d["memory_used_max_bytes"] / 2**30).map(lambda x: f"{x:.1f}" if x == x else "—"),
+            "power / limit": d["power_fraction"].map(_pct), "clock / max": d["clock_fraction"].map(_pct),
+            "max °C": d["temperature_max_c"].map(lambda x: f"{x:.0f}" if x == x else "—"),
+            "verdict": d["verdict"],
+        })
+        findings = [x["text"] for x in s.throttling] or ["No throttling seen: clocks at their maximum under load, "
+                                                         "no thermal or power cap."]
+        topo = self.topology.warnings() if self.topology is not None else []
+        tables = {
+            "per_gpu": table_html(per_gpu),
+            "findings": "<h4>Throttling</h4><ul>" + "".join(f"<li>{html.escape(t)}</li>" for t in findings) + "</ul>"
+                        + ("<h4>Topology</h4><ul>" + "".join(f"<li><b>{w['severity']}</b>: {html.escape(w['text'])}</li>"
+                                                             for w in topo) + "</ul>" if self.topology is not None else ""),
+            "right_size": "",
+        }
+        if table is not None:
+            scale, unit = (1e12, "TFLOP/s") if table.attrs["basis"] == "compute" else (1e9, "GB/s")
+            shown = pd.DataFrame({
+                "device": table["name"] + table["is_monitored"].map({True: " (monitored)", False: ""}),
+                f"rate [{unit}]": (table["rate"] / scale).map(lambda x: f"{x:,.0f}"),
+                "rate": table["rate_basis"],
+                "for the work": table["devices_for_work"].map(lambda x: f"{x:.2f}"),
+                "for the memory": table["devices_for_memory"].map(lambda x: f"{x:.2f}" if x == x else "—"),
+                "devices": table["devices"].astype(int), "limited by": table["limited_by"],
+                "total TDP [W]": table["tdp_w_total"].map(lambda x: f"{x:,.0f}" if x == x else "—"),
+            })
+            tables["right_size"] = table_html(shown)
+        t = s.thresholds
+        return {
+            "summary": lines,
+            "figures": {
+                "timeline": plots.utilization_timeline(self.samples, t["compute_bound"]),
+                "histogram": plots.utilization_histogram(self.samples, t["compute_bound"], t["idle"]),
+                "right_size": plots.rightsize_chart(table),
+            },
+            "tables": tables,
+        }
+
+    # --- display ----------------------------------------------------------------------
+    def layout(self):
+        f, t = self.figure_outputs, self.table_outputs
+        sc = self.source_controls
+        row = dict(layout=W.Layout(flex_flow="row wrap", gap="4px 16px", align_items="center"))
+        parts = [W.HTML(CSS),
+                 W.HBox([sc["source"], sc["log_path"], sc["topology_path"], self.load_button], **row),
+                 W.HBox([sc["prometheus_url"], sc["since"], sc["match"], sc["seconds"]], **row),
+                 W.HBox(list(self.controls.values()), **row),
+                 self.message, self.summary, f["timeline"], f["histogram"],
+                 W.HTML("<h4>Per GPU</h4>"), t["per_gpu"], t["findings"],
+                 W.HTML("<h4>Right-size: what the observed work needs</h4>"), f["right_size"], t["right_size"]]
+        return W.VBox(parts)
+
+    def key_figures(self):
+        """Plain-text figures for check cells."""
+        s = self.summary_result
+        if s is None:
+            return f"ERROR: {self.error}" if self.error else "nothing loaded"
+        lines = [f"source: {s.source}", f"device: {s.device}", f"GPUs: {s.n_gpus}",
+                 f"effective devices: {s.effective_devices:.2f}", f"mean utilisation: {s.mean_utilization:.0%}",
+                 f"verdict: {s.verdict}", f"compute-bound threshold: {s.thresholds['compute_bound']:.0%}",
+                 f"throttled GPUs: {', '.join(sorted({x['gpu'] for x in s.throttling})) or 'none'}"]
+        if self.topology is not None:
+            w = self.topology.warnings()
+            lines.append(f"topology warnings: {sum(x['severity'] == 'warning' for x in w)}, "
+                         f"notes: {sum(x['severity'] == 'note' for x in w)}")
+        if self.table is not None:
+            for r in self.table.itertuples():
+                lines.append(f"right-size {r.name}: {r.devices_for_work:.2f} for the work -> {int(r.devices)}")
+            lines.append(sentence(self.table))
+        return "\n".join(lines)
