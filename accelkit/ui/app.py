@@ -37,6 +37,7 @@ def _tabs():
     from .ecosystem import EcosystemPanel
     from .edge import EdgePanel
     from .energy_tco import EnergyPanel, TCOPanel
+    from .monitor import MonitorPanel
     from .precision import PrecisionPanel
     from .probe import ProbePanel
     from .roofline import RooflinePanel
@@ -55,11 +56,12 @@ def _tabs():
         ("probe", "8 This machine", lambda s: [ProbePanel(scenario=s)]),
         ("decision", "9 Decision", lambda s: [DecisionPanel(s, run_sensitivity=False)]),
         ("trust", "10 How far to trust", lambda s: [ValidationPanel(s)]),
+        ("monitor", "11 Your GPUs", lambda s: [MonitorPanel(scenario=s)]),
     ]
 
 
 TABS = ["start", "catalogue", "demand", "roofline", "precision", "ecosystem", "energy", "cluster", "edge", "probe",
-        "decision", "trust"]
+        "decision", "trust", "monitor"]
 
 _INTRO = """
 <h2 style="margin:4px 0">accelkit · choose an AI accelerator, with the numbers</h2>
