@@ -72,7 +72,8 @@ def cmd_report(args):
 
     try:
         index = build_report(
-            args.scenario, out_dir=args.out, chapters=args.chapters, force=args.force, progress=not args.quiet
+            args.scenario, out_dir=args.out, chapters=args.chapters, force=args.force, progress=not args.quiet,
+            measured_demand=args.measured_demand,
         )
     except ReportError as exc:
         print(f"accelkit report: {exc}", file=sys.stderr)
@@ -194,6 +195,9 @@ def build_parser():
     rep.add_argument("--chapters", nargs="*", default=None, help="chapter names or numbers (default: all)")
     rep.add_argument("--force", action="store_true", help="replace an existing report folder")
     rep.add_argument("--quiet", action="store_true", help="no progress bar")
+    rep.add_argument("--measured-demand", metavar="FILE", default=None,
+                     help="size for the pace your GPUs keep now: a JSON from `accelkit monitor --json`, "
+                          "an nvidia-smi CSV log, or 'example'")
     rep.set_defaults(func=cmd_report)
 
     probe = sub.add_parser("probe", help="measure this machine: matmul FLOP/s, memory bandwidth, precision")

@@ -35,6 +35,7 @@ CHAPTERS = [
     ("08", "08_local_probe", "This machine, measured"),
     ("09", "09_decision", "The decision"),
     ("10", "10_validation", "How far to trust these numbers"),
+    ("11", "11_monitor", "What your hardware really does"),
 ]
 _MARKER = ".accelkit-report"
 
@@ -151,7 +152,7 @@ charts are interactive and work offline.</p>
 
 
 def build_report(scenario, out_dir=None, chapters=None, force=False, progress=True, timeout=900, workers=3,
-                 notebooks_dir=None):
+                 notebooks_dir=None, measured_demand=None):
     """Run the chapters on a scenario and write HTML pages plus an index.
 
     Chapters run in parallel threads, so no working directory is changed (papermill's
@@ -176,6 +177,13 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         Chapters run at once (each in its own kernel).
     notebooks_dir : str or Path, optional
         Where the chapter notebooks are (default: the ones shipped with accelkit).
+    measured_demand : str or Path, optional
+        What the person's GPUs do now: ``"example"``, a JSON file from ``accelkit monitor
+        --json`` or an nvidia-smi CSV log. The scenario's time target (training) or request
+        rate (serving) is set to that pace before any chapter runs
+        (:func:`accelkit.monitor.demand.scenario_for_measured`), so every chapter and the
+        decision size hardware for the work the cluster does; a CSV log is also what
+        chapter 11 shows.
 
     Returns
     -------
@@ -193,6 +201,18 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
 
     chosen = _select(chapters)
     scen = _load_scenario(scenario)
+    measured_note, monitor_parameters = "", {}
+    if measured_demand:
+        from .monitor.demand import load_measured_demand, scenario_for_measured
+        from .monitor.samples import MonitorError
+
+        try:
+            scen, measured_note = scenario_for_measured(scen, load_measured_demand(measured_demand))
+        except (MonitorError, ValueError) as exc:
+            raise ReportError(str(exc), exit_code=2) from None
+        if Path(str(measured_demand)).suffix.lower() == ".csv":
+            monitor_parameters = {"source": "nvidia-smi log", "log_path": str(Path(measured_demand).resolve()),
+                                  "topology_path": ""}
     out = Path(out_dir) if out_dir else Path("reports") / _slug(scen.name)
     out = out.resolve()
     work = _prepare_folder(out, force)
@@ -212,7 +232,8 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         executed = work / "executed" / f"{stem}.ipynb"
         notebook = source / f"{stem}.ipynb"
         accepted = pm.inspect_notebook(str(notebook)) if notebook.exists() else {}
-        parameters = {k: v for k, v in (("scenario_path", str(scenario_file)), ("static", True)) if k in accepted}
+        given = {"scenario_path": str(scenario_file), "static": True, **(monitor_parameters if cid == "11" else {})}
+        parameters = {k: v for k, v in given.items() if k in accepted}
         try:
             pm.execute_notebook(
                 str(notebook), str(executed),
@@ -253,7 +274,8 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         else:
             os.environ["ACCELKIT_PLOTLYJS"] = old_env
     when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    (work / "index.html").write_text(_index(scen, done, when, _recommendation(scen)), encoding="utf-8")
+    recommendation = " ".join(x for x in (measured_note, _recommendation(scen)) if x)
+    (work / "index.html").write_text(_index(scen, done, when, recommendation), encoding="utf-8")
     (work / _MARKER).write_text(f"accelkit report {when}\n", encoding="utf-8")
     if out.exists():
         shutil.rmtree(out)

@@ -364,10 +364,11 @@ def test_monitor_chapter_runs_with_non_default_parameters(tmp_path):
     out = tmp_path / "out.ipynb"
     pm.execute_notebook(str(ROOT / "notebooks" / "11_monitor.ipynb"), str(out), cwd=str(tmp_path),
                         parameters={"source": "nvidia-smi log", "log_path": str(log), "topology_path": "",
-                                    "precision": "fp8", "candidates": 3},
+                                    "precision": "fp8", "candidates": 3, "memory_layout": "replicated"},
                         kernel_name="python3", progress_bar=False, execution_timeout=180)
     text = "".join(o.get("text", "") for c in nbformat.read(out, as_version=4).cells for o in c.get("outputs", [])
                    if o.get("output_type") == "stream")
     assert "device: H100 SXM" in text and "verdict: compute-bound" in text, text[:1500]
     assert "effective devices: 1.77" in text and "by fp8 dense matmul" in text, text[:1500]
+    assert "memory layout: replicated" in text, text[:1500]
     assert "topology warnings" not in text

@@ -138,3 +138,27 @@ def test_app_download_button_builds_the_report_and_offers_a_zip(tmp_path):
     assert index.exists() and (index.parent / "09_decision.html").exists()
     assert 'href="data:application/zip;base64,' in app.report_status.value
     assert "Save the report" in app.report_status.value
+
+
+def test_a_report_sized_for_the_measured_pace_says_so_and_keeps_the_new_target(tmp_path):
+    """`--measured-demand`: the 8 × A100 at 30 % example sets the time target before any chapter runs."""
+    example = ROOT / "examples" / "finetune-7b-in-a-day.yaml"
+    index = build_report(example, out_dir=tmp_path / "r", chapters=["01"], progress=False, measured_demand="example")
+    page = index.read_text()
+    assert "Demand from your cluster" in page and "did the work of 2.40" in page, "the index must say the target came from the measurement"
+    import json
+
+    from accelkit.scenario import load
+
+    saved = json.loads((index.parent / "scenario.json").read_text())
+    assert saved["time_target_days"] != load(example).time_target_days, "the measured pace should replace the time target"
+
+
+def test_a_bad_measured_demand_file_is_a_bad_input_exit_2(tmp_path):
+    bad = tmp_path / "x.json"
+    bad.write_text("{}")
+    with pytest.raises(ReportError, match="field 'format'") as err:
+        build_report(ROOT / "examples" / "finetune-7b-in-a-day.yaml", out_dir=tmp_path / "out", chapters=["01"],
+                     progress=False, measured_demand=bad)
+    assert err.value.exit_code == 2
+    assert not (tmp_path / "out").exists()

@@ -42,6 +42,9 @@ def add_parser(sub):
     p.add_argument("--topology", metavar="FILE|live", help="nvidia-smi topo -m output, or 'live' to run it")
     p.add_argument("--device", help="catalogue name of the monitored GPU (default: from the samples)")
     p.add_argument("--precision", default="bf16", help="workload precision for right-sizing (default bf16)")
+    p.add_argument("--memory-layout", choices=("sharded", "replicated"), default="sharded",
+                   help="how the job holds its memory: split across the GPUs (sharded, default) or a copy "
+                        "on each (replicated, data parallel)")
     p.add_argument("--candidates", type=int, default=8, help="right-size rows to show (default 8)")
     p.add_argument("--json", metavar="FILE", help="write the summary to this JSON file")
     p.add_argument("--force", action="store_true", help="replace an existing --json file")
@@ -167,7 +170,8 @@ def run(args):
         if summary.device:
             from .rightsize import right_size
 
-            table = right_size(summary, precision=args.precision, n=max(1, args.candidates))
+            table = right_size(summary, precision=args.precision, n=max(1, args.candidates),
+                               memory_layout=args.memory_layout)
         else:
             right_note = summary.note
     except MonitorError as exc:
@@ -182,7 +186,7 @@ def run(args):
         if table is not None:
             data["right_size"] = json.loads(table.to_json(orient="records"))
             data["right_size_sentence"] = sentence(table)
-            data["demand"] = measured_demand(summary, precision=args.precision)
+            data["demand"] = measured_demand(summary, precision=args.precision, memory_layout=args.memory_layout)
         if topo_warnings is not None:
             data["topology_warnings"] = topo_warnings
         try:

@@ -5,8 +5,18 @@ The observed work is the busy time of the monitored GPUs expressed in devices --
 For a candidate::
 
     devices for the work   = effective_devices × rate(monitored) / rate(candidate)
-    devices for the memory = Σ_GPUs peak memory used / memory(candidate)
-    devices                = ceil(max of the two), at least 1
+
+and, by how the job holds its memory (``memory_layout``):
+
+* ``"sharded"`` (default; tensor/pipeline parallel, FSDP/ZeRO-3 -- the memory is split)::
+
+      devices for the memory = Σ_GPUs peak memory used / memory(candidate)
+      devices                = ceil(max of the two), at least 1
+
+* ``"replicated"`` (data parallel: every GPU holds a copy of the model and its state)::
+
+      devices per replica    = ceil(largest GPU's peak memory used / memory(candidate))
+      devices                = ceil(devices for the work / devices per replica) × devices per replica
 
 The rate is the projection engine's *achievable* ceiling (datasheet × published
 efficiency, :func:`accelkit.projection.device_ceilings`): dense matmul FLOP/s at the
@@ -16,9 +26,10 @@ is used, and the ``rate_basis`` column says so.
 
 Assumptions, stated where the figures are shown: the busy time would run at the
 candidate's rate in proportion (a job that is input-bound stays input-bound on a
-faster chip -- fix the input first); the memory figure adds up every GPU's peak use,
-which over-counts when each GPU holds a copy of the model (data parallelism) -- the
-memory of the model itself (chapter 01) is the sharper figure.
+faster chip -- fix the input first); the sharded memory figure adds up every GPU's peak
+use, which over-counts when each GPU holds a copy of the model (data parallelism) --
+say ``memory_layout="replicated"`` then; the memory of the model itself (chapter 01)
+is the sharper figure.
 """
 
 from __future__ import annotations
@@ -30,7 +41,10 @@ import pandas as pd
 
 from .samples import MonitorError
 
-__all__ = ["right_size", "measured_demand", "sentence", "RIGHT_SIZE_COLUMNS"]
+__all__ = ["right_size", "measured_demand", "sentence", "RIGHT_SIZE_COLUMNS", "MEMORY_LAYOUTS"]
+
+#: How a job holds its memory across its GPUs (see the module docstring).
+MEMORY_LAYOUTS = ("sharded", "replicated")
 
 RIGHT_SIZE_COLUMNS = ["name", "vendor", "segment", "rate", "rate_unit", "rate_basis", "rate_source",
                       "devices_for_work", "devices_for_memory", "devices", "limited_by", "memory_bytes",
@@ -59,7 +73,8 @@ def _rates(ceil, basis, precision):
     return rate.astype(float), kind, source.where(~use_peak, "datasheet"), unit
 
 
-def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=None, n=8, segments=("datacenter",)):
+def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=None, n=8, segments=("datacenter",),
+               memory_layout="sharded"):
     """The right-size table: one row per candidate device, fewest devices first.
 
     Parameters
@@ -75,6 +90,9 @@ def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=N
         Default: memory when the verdict is memory-bound, else compute.
     n : int
         Rows to keep (the monitored device is always kept).
+    memory_layout : {"sharded", "replicated"}
+        ``sharded`` adds up every GPU's peak memory (the model is split across them);
+        ``replicated`` takes the largest GPU's peak as one copy that each replica holds.
 
     Returns
     -------
@@ -90,6 +108,8 @@ def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=N
                            + (summary.note or "pass --device NAME"))
     if precision not in COMPUTE_PRECISIONS:
         raise MonitorError(f"precision must be one of {', '.join(COMPUTE_PRECISIONS)}; got {precision!r}")
+    if memory_layout not in MEMORY_LAYOUTS:
+        raise MonitorError(f"memory_layout must be one of {', '.join(MEMORY_LAYOUTS)}; got {memory_layout!r}")
     basis = _basis(summary, basis)
     cat = catalog_or_default(catalog)
     ceil = device_ceilings(cat)
@@ -108,19 +128,27 @@ def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=N
         idx.append(monitored.name)
     idx = list(dict.fromkeys(idx))
     work = summary.effective_devices * src_rate
-    memory_needed = summary.overall.get("memory_used_total_bytes", float("nan"))
+    key = "memory_used_total_bytes" if memory_layout == "sharded" else "memory_used_max_bytes"
+    memory_needed = summary.overall.get(key, float("nan"))
     table = pd.DataFrame({
         "name": cat.loc[idx, "name"], "vendor": cat.loc[idx, "vendor"], "segment": cat.loc[idx, "segment"],
         "rate": rate.loc[idx], "rate_unit": unit, "rate_basis": kind.loc[idx], "rate_source": source.loc[idx],
         "memory_bytes": ceil.loc[idx, "memory_bytes"].astype(float),
         "tdp_w": cat.loc[idx, "tdp_w"].astype(float),
     })
-    table["devices_for_work"] = work / table["rate"]
-    table["devices_for_memory"] = memory_needed / table["memory_bytes"] if memory_needed == memory_needed else np.nan
-    need = np.fmax(table["devices_for_work"].to_numpy(float), np.nan_to_num(table["devices_for_memory"].to_numpy(float)))
-    table["devices"] = [max(1, math.ceil(x - 1e-9)) if np.isfinite(x) else np.nan for x in need]
-    table["limited_by"] = np.where(np.nan_to_num(table["devices_for_memory"].to_numpy(float)) >
-                                   table["devices_for_work"].to_numpy(float), "memory", "work")
+    work_devices = (work / table["rate"]).to_numpy(float)
+    memory_devices = (memory_needed / table["memory_bytes"]).to_numpy(float)
+    table["devices_for_work"] = work_devices
+    table["devices_for_memory"] = memory_devices
+    # 1e-9 keeps an exact fit (2.0000000001 from float noise) at 2 devices.
+    whole_work = np.ceil(work_devices - 1e-9).clip(min=1)
+    if memory_layout == "sharded":
+        need = np.fmax(whole_work, np.ceil(np.nan_to_num(memory_devices) - 1e-9))
+    else:
+        per_replica = np.ceil(np.nan_to_num(memory_devices) - 1e-9).clip(min=1)
+        need = np.ceil(work_devices / per_replica - 1e-9).clip(min=1) * per_replica
+    table["devices"] = np.where(np.isfinite(need), need, np.nan)
+    table["limited_by"] = np.where(table["devices"].to_numpy(float) > whole_work, "memory", "work")
     table["tdp_w_total"] = table["devices"] * table["tdp_w"]
     table["is_monitored"] = table.index == monitored.name
     table = table[table["devices"].notna()].sort_values(["devices", "tdp_w_total", "name"], na_position="last")
@@ -129,7 +157,7 @@ def right_size(summary, candidates=None, precision="bf16", basis=None, catalog=N
         keep = pd.concat([keep, table[table["is_monitored"]]])
     out = keep[RIGHT_SIZE_COLUMNS].reset_index(drop=True)
     out.attrs.update({"effective_devices": summary.effective_devices, "basis": basis, "precision": precision,
-                      "memory_needed_bytes": memory_needed, "monitored": summary.device, "n_gpus": summary.n_gpus,
+                      "memory_needed_bytes": memory_needed, "memory_layout": memory_layout, "monitored": summary.device, "n_gpus": summary.n_gpus,
                       "mean_utilization": summary.mean_utilization, "work": work, "work_unit": unit})
     return out
 
@@ -152,20 +180,22 @@ def sentence(table):
     return text + f" (by {what})"
 
 
-def measured_demand(summary, precision="bf16", catalog=None):
+def measured_demand(summary, precision="bf16", catalog=None, memory_layout="sharded"):
     """The measured demand, for chapter 01 and the decision.
 
     Returns a dict: ``required_flops_per_s`` (or ``required_bytes_per_s`` when memory-bound)
     = effective_devices × the monitored device's achievable rate; ``memory_bytes`` (Σ
-    peak memory used); ``basis``, ``precision``, ``device``, ``effective_devices``,
+    peak memory used, or the largest GPU's peak when ``memory_layout="replicated"``);
+    ``memory_layout``, ``basis``, ``precision``, ``device``, ``effective_devices``,
     ``mean_utilization`` and ``note``. It is the busy time at the achievable rate, so an
     upper bound of the work done; a person with a model and token count can use
     :mod:`accelkit.demand` for the exact figure.
     """
-    table = right_size(summary, precision=precision, catalog=catalog, candidates=[summary.device])
+    table = right_size(summary, precision=precision, catalog=catalog, candidates=[summary.device],
+                       memory_layout=memory_layout)
     a = table.attrs
     key = "required_flops_per_s" if a["basis"] == "compute" else "required_bytes_per_s"
-    return {key: a["work"], "memory_bytes": a["memory_needed_bytes"], "basis": a["basis"], "precision": precision,
+    return {key: a["work"], "memory_bytes": a["memory_needed_bytes"], "memory_layout": memory_layout, "basis": a["basis"], "precision": precision,
             "device": summary.device, "effective_devices": summary.effective_devices,
             "mean_utilization": summary.mean_utilization,
             "note": "busy time at the monitored device's achievable rate: an upper bound of the work done"}

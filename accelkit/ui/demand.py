@@ -9,7 +9,7 @@ from .. import demand, plots, sizing
 from ..catalog import load_catalog
 from ..memory import usable_bytes
 from . import controls as C
-from ._base import CSS, Panel, table_html
+from ._base import CSS, Panel, error_html, table_html
 
 __all__ = ["DemandPanel"]
 
@@ -29,7 +29,7 @@ class DemandPanel(Panel):
     title = "Compute demand"
 
     def __init__(self, scenario=None, catalog=None, seed_params=1e8, seed_batch=32, seed_iters_per_s=10.0,
-                 seed_tokens_per_sample=512, measured_results="", use_measurements=False):
+                 seed_tokens_per_sample=512, measured_results="", use_measurements=False, measured_demand=""):
         super().__init__(scenario)
         self.measured_results = measured_results
         self._measurements = None
@@ -68,8 +68,53 @@ class DemandPanel(Panel):
             self.bind(name, name)
         C.mfu_bindings(self)
         self.bind("devices", "devices", list, tuple)
+        self.measured_note, self._measured_fields = "", {}
+        self.measured_controls = {
+            "source": W.Text(value=measured_demand, description="my cluster",
+                             placeholder="example, a monitor JSON or an nvidia-smi log",
+                             tooltip="what `accelkit monitor --json` (chapter 11) measured; 'example' is the "
+                                     "shipped 8 × A100 at 30 %", layout=W.Layout(width="360px")),
+            "button": W.Button(description="Use my cluster's pace", icon="tachometer",
+                               tooltip="set the time target (training) or request rate (serving) to the work your "
+                                       "GPUs really do", layout=W.Layout(width="200px")),
+        }
+        self.measured_controls["button"].on_click(lambda _b: self.use_measured())
         self.watch()
-        self.refresh()
+        if measured_demand:
+            self.use_measured()
+        else:
+            self.refresh()
+
+    def use_measured(self, source=None):
+        """Set the scenario's demand to the pace the monitored GPUs keep (chapter 11's measurement).
+
+        Training: the time target becomes the days the tokens take at that pace; serving:
+        the request rate. See :mod:`accelkit.monitor.demand`.
+        """
+        from ..monitor.demand import load_measured_demand, scenario_for_measured
+        from ..monitor.samples import MonitorError
+
+        source = self.measured_controls["source"].value if source is None else source
+        if not str(source).strip():
+            self.message.value = error_html("my cluster: give 'example', a JSON file written by "
+                                            "`accelkit monitor --json`, or an nvidia-smi log")
+            return None
+        try:
+            from ..projection import COMPUTE_PRECISIONS
+
+            p = self.scenario.precision
+            demand = load_measured_demand(source, precision=p if p in COMPUTE_PRECISIONS else "bf16")
+            changed, note = scenario_for_measured(self.scenario, demand, self.catalog)
+        except (MonitorError, ValueError) as exc:
+            self.error = str(exc)
+            self.message.value = error_html(exc)
+            return None
+        self._measured_fields = {k: getattr(changed, k) for k in ("time_target_days", "requests_per_s", "frames_per_s")}
+        for key, value in self._measured_fields.items():
+            setattr(self.scenario, key, value)
+        self.measured_note = note
+        self.pull_scenario()
+        return note
 
     def layout(self):
         c = self.controls
@@ -82,7 +127,9 @@ class DemandPanel(Panel):
                                                c["seed_tokens_per_sample"]]),
         ], layout=W.Layout(flex_flow="row wrap"))
         f, t = self.figure_outputs, self.table_outputs
-        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["devices"], t["devices"], f["memory"],
+        measured = W.HBox([self.measured_controls["source"], self.measured_controls["button"]],
+                          layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
+        return W.VBox([W.HTML(CSS), boxes, measured, self.message, self.summary, f["devices"], t["devices"], f["memory"],
                        f["seed"], t["seed"], self.save_box()])
 
     def _measurements_in_use(self):
@@ -171,6 +218,9 @@ class DemandPanel(Panel):
         if measurements is not None:
             summary.append(f"Using your measurements ({measurements.attrs.get('source', self.measured_results)}) for "
                            f"{measurements['device_name'].iloc[0]} where it is in the catalogue.")
+        # the note holds only while the targets are the measured ones (a person may change them after)
+        if self.measured_note and all(getattr(s, k) == v for k, v in self._measured_fields.items()):
+            summary.append(self.measured_note)
         summary.append(self._lesson(known, rate))
 
         seed = demand.seed_claim_check(c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
@@ -270,5 +320,5 @@ class DemandPanel(Panel):
                     lines.append(f"days on {s.n_devices} × {name}: {row['days_on_n']:.1f} "
                                  f"({row['days_on_n_low']:.1f}-{row['days_on_n_high']:.1f})")
         lines.append(f"source-text formula [FLOP/s]: {r['seed'].loc[1, 'flops_per_s']:.3g}")
-        lines += [line for line in r["summary"] if line.startswith("Using your measurements")]
+        lines += [line for line in r["summary"] if line.startswith(("Using your measurements", "Demand from your cluster"))]
         return "\n".join(lines)

@@ -35,7 +35,8 @@ class MonitorPanel(Panel):
     title = "What your hardware really does"
 
     def __init__(self, source="example log", log_path="", prometheus_url="", since="1h", match="", seconds=10.0,
-                 topology_path="example", device="", precision="bf16", candidates=8, scenario=None):
+                 topology_path="example", device="", precision="bf16", candidates=8, memory_layout="sharded",
+                 scenario=None):
         super().__init__(scenario)
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
@@ -58,6 +59,10 @@ class MonitorPanel(Panel):
                              layout=W.Layout(width="260px")),
             "precision": C.precision_picker(precision, options=["bf16", "fp16", "fp8", "tf32", "fp32", "int8"]),
             "candidates": C.integer("candidates", int(candidates), width="200px"),
+            "memory_layout": W.Dropdown(options=[("split across the GPUs", "sharded"),
+                                                 ("a copy on each GPU (data parallel)", "replicated")],
+                                        value=memory_layout, description="memory",
+                                        layout=W.Layout(width="330px")),
         }
         self.load_button = W.Button(description="Load", icon="download", button_style="primary",
                                     layout=W.Layout(width="120px"))
@@ -107,7 +112,8 @@ class MonitorPanel(Panel):
         table = None
         if s.device:
             table = right_size(s, precision=self.controls["precision"].value,
-                               n=max(1, int(self.controls["candidates"].value)))
+                               n=max(1, int(self.controls["candidates"].value)),
+                               memory_layout=self.controls["memory_layout"].value)
         self.summary_result, self.table = s, table
         lines = [f"Source: {s.source}. Device: {s.device or 'not in the catalogue'}"
                  + (f" (reported as {s.detected_name})" if s.detected_name else "")
@@ -191,7 +197,9 @@ class MonitorPanel(Panel):
             lines.append(f"topology warnings: {sum(x['severity'] == 'warning' for x in w)}, "
                          f"notes: {sum(x['severity'] == 'note' for x in w)}")
         if self.table is not None:
+            lines.append(f"memory layout: {self.table.attrs['memory_layout']}")
             for r in self.table.itertuples():
-                lines.append(f"right-size {r.name}: {r.devices_for_work:.2f} for the work -> {int(r.devices)}")
+                lines.append(f"right-size {r.name}: {r.devices_for_work:.2f} for the work, "
+                             f"{r.devices_for_memory:.2f} for the memory -> {int(r.devices)}")
             lines.append(sentence(self.table))
         return "\n".join(lines)
