@@ -13,6 +13,7 @@ TERA = 1e12
 PETA = 1e15
 GIB = 2**30
 
+MS_PER_S = 1e3  # milliseconds per second
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
 HOURS_PER_YEAR = 8760.0

@@ -140,6 +140,21 @@ class Panel:
         """Tie a control to a scenario field (with unit conversions both ways)."""
         self.bindings[control] = (field, to_field or (lambda v: v), from_field or (lambda v: v))
 
+    def bind_list(self, *names):
+        """Tie each named multi-choice control to the list field of the same name."""
+        for name in names:
+            self.bind(name, name, list, tuple)
+
+    def start(self):
+        """Watch the controls and draw the first result (the end of every panel's ``__init__``)."""
+        self.watch()
+        self.refresh()
+
+    def bind_same(self, *names):
+        """Tie each named control to the scenario field of the same name (no conversion)."""
+        for name in names:
+            self.bind(name, name)
+
     def _push(self, name):
         """Copy a bound control's value into the scenario; False if the value is refused."""
         if name not in self.bindings:
@@ -256,8 +271,16 @@ class Panel:
             self.figure_outputs.setdefault(name, FigureOutput()).show(fig)
         for name, table in result.get("tables", {}).items():
             self.table_outputs.setdefault(name, HTMLOutput()).value = table
+        self.render(result)
         self.last_refresh_s = time.perf_counter() - start
         return result
+
+    def render(self, result):
+        """Write the panel's own widgets from ``result`` (beyond summary, figures and tables).
+
+        :meth:`compute` stays pure -- inputs in, a result dict out -- and this is the one
+        place a panel writes what it computed into the page.
+        """
 
     def compute(self):  # pragma: no cover - abstract
         raise NotImplementedError

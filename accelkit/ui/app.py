@@ -22,6 +22,7 @@ from urllib.parse import parse_qs, quote
 import ipywidgets as W
 from IPython.display import display
 
+from .. import units
 from ..scenario import Scenario, ScenarioError, resolve
 from . import controls as C
 from ._base import CSS, error_html
@@ -168,12 +169,12 @@ class App:
             "model": C.model_picker(s.model if s.model != "custom" else "Llama-2 7B", include_custom=False),
             "deployment": C.choice("deployment", ["cloud", "on-prem", "edge"], s.deployment, width="210px"),
             "precision": C.precision_picker(s.precision, ["fp32", "bf16", "fp16", "fp8", "int8"]),
-            "tokens_b": C.number("training tokens", s.tokens / 1e9, "billion", width="250px"),
+            "tokens_b": C.number("training tokens", s.tokens / units.GIGA, "billion", width="250px"),
             "time_target_days": C.number("finish within", s.time_target_days, "days", width="220px"),
             "latency_target_ms": C.number("latency target", s.latency_target_ms, "ms per token", width="270px"),
             "n_devices": C.integer("devices allowed", s.n_devices, "count", width="230px"),
         }
-        self._start_fields = {"tokens_b": ("tokens", lambda v: v * 1e9)}
+        self._start_fields = {"tokens_b": ("tokens", lambda v: v * units.GIGA)}
         for name, control in self.start_controls.items():
             control.observe(self._on_start_change, names="value")
         examples = ["(your own)"]
@@ -220,7 +221,7 @@ class App:
         for name, control in self.start_controls.items():
             field, _ = self._start_fields.get(name, (name, None))
             value = getattr(self.scenario, field)
-            value = value / 1e9 if name == "tokens_b" else value
+            value = value / units.GIGA if name == "tokens_b" else value
             options = getattr(control, "options", None)
             if options is None or value in [o[1] if isinstance(o, tuple) else o for o in options]:
                 control.value = value
@@ -286,7 +287,7 @@ class App:
         data = base64.b64encode(buffer.getvalue()).decode("ascii")
         self.report_status.value = (
             f'<a download="{html.escape(index.parent.name)}.zip" href="data:application/zip;base64,{data}" '
-            f'class="ak-report-link">Save the report ({len(buffer.getvalue()) / 1e6:.1f} MB zip)</a> '
+            f'class="ak-report-link">Save the report ({len(buffer.getvalue()) / units.MEGA:.1f} MB zip)</a> '
             f'<span class="ak-note">also written to {html.escape(str(index.parent))}</span>'
         )
         return index

@@ -60,8 +60,7 @@ class CataloguePanel(Panel):
             "precision": C.precision_picker(precision),
             "min_memory_gb": C.number("min. memory", min_memory_gb, "GB", tooltip="devices with at least this much memory"),
         }
-        self.watch()
-        self.refresh()
+        self.start()
 
     def compute(self):
         v = {k: c.value for k, c in self.controls.items()}

@@ -6,15 +6,15 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import memory, plots, sizing
+from .. import memory, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, table_html
 
 __all__ = ["ClusterPanel"]
 
-_B = 1e9
-_COUNTS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+_B = units.GIGA
+_COUNTS = tuple(2**k for k in range(13))  # 1 ... 4096 devices
 
 
 class ClusterPanel(Panel):
@@ -61,22 +61,20 @@ class ClusterPanel(Panel):
             "electricity_usd_per_kwh": C.number("electricity", s.electricity_usd_per_kwh, "USD/kWh", width="230px"),
         }
         self.bind("tokens_b", "tokens", lambda v: v * _B, lambda v: v / _B)
-        for name in ("model", "seq_len", "precision", "n_devices", "zero_stage", "pue",
-                     "electricity_usd_per_kwh"):
-            self.bind(name, name)
+        self.bind_same("model", "seq_len", "precision", "n_devices", "zero_stage", "pue",
+                     "electricity_usd_per_kwh")
         C.mfu_bindings(self)
-        self.watch()
-        self.refresh()
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Job", [c["model"], c["tokens_b"], c["seq_len"], c["precision"], c["own_mfu"], c["utilization"]]),
             C.group("Cluster", [c["device"], c["n_devices"], c["devices_per_node"], c["intra_gbs"], c["network_gbps"],
                                 c["overlap"]]),
             C.group("Batch and memory", [c["micro_batch"], c["accumulation_steps"], c["zero_stage"]]),
             C.group("Power", [c["pue"], c["node_overhead_w"], c["electricity_usd_per_kwh"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, t["step"], f["scaling"], f["accumulation"],
                        t["power"], self.save_box()])
 
@@ -105,7 +103,7 @@ class ClusterPanel(Panel):
         counts = sorted({n for n in _COUNTS if n <= max(4096, s.n_devices)} | {s.n_devices})
         pcie = device.copy()
         pcie["interconnect_gbs"] = np.nan
-        net = step["inter_bw"] * 8 / 1e9  # Gbit/s per device actually used
+        net = step["inter_bw"] * 8 / units.GIGA  # Gbit/s per device actually used
         curves = {
             f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {net:g} Gb/s":
                 sizing.cluster_scaling(s, device, counts, intra_gbs=intra, **args),

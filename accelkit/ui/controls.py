@@ -125,6 +125,11 @@ def group(title, children, width=None):
     return box
 
 
+def groups(*boxes):
+    """The chapter's control groups side by side, wrapping onto more rows on a narrow page."""
+    return W.HBox(list(boxes), layout=W.Layout(flex_flow="row wrap"))
+
+
 def own_mfu(value):
     """A toggle and a slider: the person's own MFU in place of the projected one.
 

@@ -103,9 +103,8 @@ class DecisionPanel(Panel):
         for k in select.CRITERIA:
             self.controls[f"w_{k}"] = C.slider(k, weights.get(k, 1.0), 0.0, 5.0, 0.25, "weight",
                                                tooltip=select.CRITERIA[k][0], width="320px")
-        for name in ("workload", "model", "precision", "deployment", "n_devices", "time_target_days",
-                     "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown"):
-            self.bind(name, name)
+        self.bind_same("workload", "model", "precision", "deployment", "n_devices", "time_target_days",
+                     "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown")
         self.bind("ttft_target_ms", "ttft_target_ms", lambda v: v or None, lambda v: v or 0.0)
         self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
         self.bind("power_envelope_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
@@ -120,8 +119,7 @@ class DecisionPanel(Panel):
         # filled by run_sensitivity(), not by every control change (it takes seconds)
         self.figure_outputs["tornado"] = FigureOutput()
         self.table_outputs["sensitivity"] = W.HTML()
-        self.watch()
-        self.refresh()
+        self.start()
         if run_sensitivity:
             self.run_sensitivity()
 
@@ -139,13 +137,13 @@ class DecisionPanel(Panel):
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Job", [c["workload"], c["model"], c["precision"], c["deployment"]]),
             C.group("Constraints", [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["ttft_target_ms"],
                                     c["budget_usd"], c["power_envelope_w"], c["quoted_prices"]]),
             C.group("Search", [c["search_configurations"], c["allow_lower_precision"], c["exclude_unknown"]]),
             C.group("Weights", [c[f"w_{k}"] for k in select.CRITERIA]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, self.forward_box, W.HTML("<h4>Shortlist</h4>"),
                        t["shortlist"],
                        f["breakdown"], W.HTML("<h4>What would change the answer</h4>"),
@@ -184,8 +182,6 @@ class DecisionPanel(Panel):
                                "enter the prices you were quoted.")
         if prices:
             summary.append("Using quoted prices for " + ", ".join(f"{k} (${v:,.0f})" for k, v in prices.items()) + ".")
-        if self.sensitivity is not None:
-            self.sensitivity_note.value = '<span class="ak-note">inputs changed: click to recompute</span>'
         training = s.workload in sizing.TRAINING_WORKLOADS
         shown = pd.DataFrame({
             "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
@@ -214,9 +210,15 @@ class DecisionPanel(Panel):
             "tables": {"shortlist": table_html(shown, fmt, escape=False), "excluded": table_html(ex, max_rows=80)},
         }
 
+    def render(self, result):
+        self._show_forward(result.get("forward"))
+        if self.sensitivity is not None:
+            self.sensitivity_note.value = '<span class="ak-note">inputs changed: click to recompute</span>'
+
     def refresh(self):
         result = super().refresh()
-        self._show_forward(None if result is None else result.get("forward"))
+        if result is None:  # an input error: no way forward to offer from stale figures
+            self._show_forward(None)
         return result
 
     def _show_forward(self, forward):

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import ipywidgets as W
 
-from .. import demand, plots, sizing
+from .. import demand, plots, sizing, units
 from ..catalog import load_catalog
 from ..memory import usable_bytes
 from . import controls as C
 from ._base import CSS, Panel, error_html, table_html
+from .measurements import ProbeMeasurements
 
 __all__ = ["DemandPanel"]
 
@@ -20,7 +21,7 @@ def _range(value, low, high, fmt):
         return "—"
     return f"{fmt.format(value)} ({fmt.format(min(low, high))}-{fmt.format(max(low, high))})"
 
-_B = 1e9
+_B = units.GIGA
 
 
 class DemandPanel(Panel):
@@ -31,8 +32,7 @@ class DemandPanel(Panel):
     def __init__(self, scenario=None, catalog=None, seed_params=1e8, seed_batch=32, seed_iters_per_s=10.0,
                  seed_tokens_per_sample=512, measured_results="", use_measurements=False, measured_demand=""):
         super().__init__(scenario)
-        self.measured_results = measured_results
-        self._measurements = None
+        self.measurements = ProbeMeasurements(measured_results)
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         devices = s.devices or [d for d in C.DEFAULT_DEVICES if d in set(self.catalog["name"])]
@@ -63,11 +63,10 @@ class DemandPanel(Panel):
         self.bind("model", "model")
         self.bind("params_b", "params", lambda v: v * _B, lambda v: (v or 7e9) / _B)
         self.bind("tokens_b", "tokens", lambda v: v * _B, lambda v: v / _B)
-        for name in ("time_target_days", "requests_per_s", "seq_len", "batch_size", "precision",
-                     "n_devices", "zero_stage"):
-            self.bind(name, name)
+        self.bind_same("time_target_days", "requests_per_s", "seq_len", "batch_size", "precision",
+                     "n_devices", "zero_stage")
         C.mfu_bindings(self)
-        self.bind("devices", "devices", list, tuple)
+        self.bind_list("devices")
         self.measured_note, self._measured_fields = "", {}
         self.measured_controls = {
             "source": W.Text(value=measured_demand, description="my cluster",
@@ -118,36 +117,23 @@ class DemandPanel(Panel):
 
     def layout(self):
         c = self.controls
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Workload", [c["workload"], c["model"], c["params_b"], c["tokens_b"], c["time_target_days"],
                                  c["requests_per_s"], c["seq_len"], c["batch_size"]]),
             C.group("Hardware", [c["precision"], c["own_mfu"], c["utilization"], c["use_measurements"], c["n_devices"],
                                  c["zero_stage"], c["devices"]]),
             C.group("The source text's rule", [c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                                c["seed_tokens_per_sample"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         f, t = self.figure_outputs, self.table_outputs
         measured = W.HBox([self.measured_controls["source"], self.measured_controls["button"]],
                           layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
         return W.VBox([W.HTML(CSS), boxes, measured, self.message, self.summary, f["devices"], t["devices"], f["memory"],
                        f["seed"], t["seed"], self.save_box()])
 
-    def _measurements_in_use(self):
-        """Chapter 08's probe results when "use my measurements" is on (else None)."""
-        if not self.controls["use_measurements"].value:
-            return None
-        if not self.measured_results:
-            raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
-                             "(accelkit probe --json)")
-        from .. import probes
-
-        if self._measurements is None:
-            self._measurements = probes.load_results(self.measured_results)
-        return self._measurements
-
     def compute(self):
         s = self.scenario
-        measurements = self._measurements_in_use()
+        measurements = self.measurements.when(self.controls["use_measurements"].value)
         c = {k: w.value for k, w in self.controls.items()}
         need = sizing.compute_need(s)
         model = sizing.model_of(s)
@@ -166,12 +152,12 @@ class DemandPanel(Panel):
             summary.append(
                 f"{s.workload.capitalize()} {model['name']} on {s.tokens:.3g} tokens costs {need['total_flops']:.3g} FLOP "
                 f"({need['rule']}). Finishing in {s.time_target_days:g} days needs a sustained "
-                f"{rate / 1e12:,.1f} TFLOP/s."
+                f"{rate / units.TERA:,.1f} TFLOP/s."
             )
         else:
             summary.append(
                 f"Serving {model['name']} at {s.requests_per_s:g} requests/s of {s.seq_len + s.output_tokens} tokens "
-                f"needs {rate / 1e12:,.1f} TFLOP/s ({need['rule']})."
+                f"needs {rate / units.TERA:,.1f} TFLOP/s ({need['rule']})."
             )
         if not known.empty:
             best = known.sort_values(["devices_needed", "peak_flops"], ascending=[True, False]).iloc[0]
@@ -191,9 +177,9 @@ class DemandPanel(Panel):
                 quick = known.sort_values("latency_s").iloc[0]
                 one = {"tokens": "output token", "frames": "frame", "requests": "request"}[unit]
                 summary.append(
-                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * 1e3:,.3g} ms "
-                    f"({quick['latency_s_low'] * 1e3:,.3g}-{quick['latency_s_high'] * 1e3:,.3g}), "
-                    f"{quick['work_per_device_hour'] / 3600:,.0f} {unit}/s per device "
+                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * units.MS_PER_S:,.3g} ms "
+                    f"({quick['latency_s_low'] * units.MS_PER_S:,.3g}-{quick['latency_s_high'] * units.MS_PER_S:,.3g}), "
+                    f"{quick['work_per_device_hour'] / units.SECONDS_PER_HOUR:,.0f} {unit}/s per device "
                     f"(efficiency: {quick['matmul_source']})."
                 )
             priced = known.dropna(subset=["cloud_usd"])
@@ -216,7 +202,7 @@ class DemandPanel(Panel):
             summary.append(f"{len(missing)} selected device(s) cannot be projected and are left out: "
                            + "; ".join(f"{n} ({w})" for n, w in zip(missing["name"], missing["why"])) + ".")
         if measurements is not None:
-            summary.append(f"Using your measurements ({measurements.attrs.get('source', self.measured_results)}) for "
+            summary.append(f"Using your measurements ({self.measurements.source()}) for "
                            f"{measurements['device_name'].iloc[0]} where it is in the catalogue.")
         # the note holds only while the targets are the measured ones (a person may change them after)
         if self.measured_note and all(getattr(s, k) == v for k, v in self._measured_fields.items()):
@@ -228,23 +214,23 @@ class DemandPanel(Panel):
         summary.append(
             f"The source text's rule (params × 3 × batch × it/s) gives {seed.loc[1, 'flops_per_s']:.3g} FLOP/s for its "
             f"example, {seed.loc[1, 'ratio_to_claim']:.2g}× its claimed 100 TFLOPS; 6·N per token with "
-            f"{c['seed_tokens_per_sample']} tokens per sample gives {seed.loc[3, 'flops_per_s'] / 1e12:.3g} TFLOP/s."
+            f"{c['seed_tokens_per_sample']} tokens per sample gives {seed.loc[3, 'flops_per_s'] / units.TERA:.3g} TFLOP/s."
         )
 
-        parts = {k: mem[k] / 1e9 for k in ("weights", "gradients", "optimizer", "activations", "kv_cache")}
+        parts = {k: mem[k] / units.GIGA for k in ("weights", "gradients", "optimizer", "activations", "kv_cache")}
         chosen = self.catalog[self.catalog["name"].isin(table["name"])].set_index("name")
-        capacities = usable_bytes(chosen["memory_gb"].dropna() * 1e9) / 1e9
+        capacities = usable_bytes(chosen["memory_gb"].dropna() * units.GIGA) / units.GIGA
         how_mem = (f"ZeRO-{s.zero_stage}, {s.n_devices} devices, batch {s.batch_size} × {s.seq_len} tokens"
                    if training else f"batch {s.batch_size}, {s.seq_len + s.output_tokens}-token context, "
                    f"sharded over {s.n_devices}")
-        mem_title = f"Memory per device: {mem['total'] / 1e9:,.1f} GB ({how_mem})"
+        mem_title = f"Memory per device: {mem['total'] / units.GIGA:,.1f} GB ({how_mem})"
         if training and not mem["activations_known"]:
             mem_title += " -- activations unknown for a custom model"
         target = f"in {s.time_target_days:g} days" if training else f"at {s.requests_per_s:g} requests/s"
 
         shown = known.assign(
-            peak_t=known["peak_flops"] / 1e12,
-            speed=[_range(v / 3600, lo / 3600, hi / 3600, "{:,.0f}") for v, lo, hi in
+            peak_t=known["peak_flops"] / units.TERA,
+            speed=[_range(v / units.SECONDS_PER_HOUR, lo / units.SECONDS_PER_HOUR, hi / units.SECONDS_PER_HOUR, "{:,.0f}") for v, lo, hi in
                    zip(known["work_per_device_hour"], known["work_per_device_hour_low"],
                        known["work_per_device_hour_high"])],
         )
@@ -256,7 +242,7 @@ class DemandPanel(Panel):
             cols += ["mfu", "days"]
             names += ["MFU", f"days on {s.n_devices} (range)"]
         else:
-            shown["latency"] = [_range(v * 1e3, lo * 1e3, hi * 1e3, "{:,.3g}") for v, lo, hi in
+            shown["latency"] = [_range(v * units.MS_PER_S, lo * units.MS_PER_S, hi * units.MS_PER_S, "{:,.3g}") for v, lo, hi in
                                 zip(known["latency_s"], known["latency_s_low"], known["latency_s_high"])]
             cols += ["latency"]
             names += [f"ms per {'token' if unit == 'tokens' else unit[:-1]} (range)"]
@@ -268,7 +254,7 @@ class DemandPanel(Panel):
         fmt = {f"{s.precision} peak [TFLOP/s]": "{:,.1f}".format, "MFU": "{:.0%}".format,
                "for the target": "{:,.0f}".format, "for memory": "{:,.0f}".format,
                "devices needed": "{:,.0f}".format, "device-hours": "{:,.0f}".format, "rent [USD]": "{:,.0f}".format}
-        seed_shown = seed.assign(tflops=seed["flops_per_s"] / 1e12)[["method", "tflops", "ratio_to_claim", "explanation"]]
+        seed_shown = seed.assign(tflops=seed["flops_per_s"] / units.TERA)[["method", "tflops", "ratio_to_claim", "explanation"]]
         seed_shown.columns = ["method", "TFLOP/s", "× the claim", "why"]
         return {
             "need": need, "table": table, "memory": mem, "seed": seed,
@@ -289,13 +275,13 @@ class DemandPanel(Panel):
         a100 = self.catalog[self.catalog["name"] == "A100 80GB SXM"]
         if a100.empty or np.isnan(a100["bf16_tflops"].iloc[0]):
             return ""
-        peak = a100["bf16_tflops"].iloc[0] * 1e12
+        peak = a100["bf16_tflops"].iloc[0] * units.TERA
         delivered = 8 * peak * 0.30
         a100_row = known[known["name"] == "A100 80GB SXM"]
         needed = (f"; this scenario needs {a100_row['devices_for_target'].iloc[0]:.0f} A100(s) at the projected speed"
                   if len(a100_row) else "")
         return (
-            f"The text's lesson: 8 × A100 used at 30 % deliver {delivered / 1e12:,.0f} TFLOP/s -- what "
+            f"The text's lesson: 8 × A100 used at 30 % deliver {delivered / units.TERA:,.0f} TFLOP/s -- what "
             f"{8 * 0.30:.1f} fully used A100s would{needed}. Measure utilisation (nvidia-smi, chapter 08) before buying."
         )
 
@@ -308,8 +294,8 @@ class DemandPanel(Panel):
             f"workload: {s.workload}",
             f"model: {sizing.model_of(s)['name']} ({sizing.model_of(s)['params']:.3g} parameters)",
             f"total compute [FLOP]: {r['need']['total_flops']:.3g}",
-            f"compute needed [TFLOP/s]: {r['need']['required_flops_per_s'] / 1e12:.1f}",
-            f"memory per device [GB]: {r['memory']['total'] / 1e9:.1f}",
+            f"compute needed [TFLOP/s]: {r['need']['required_flops_per_s'] / units.TERA:.1f}",
+            f"memory per device [GB]: {r['memory']['total'] / units.GIGA:.1f}",
             f"utilisation: {'projected' if s.utilization is None else f'{s.utilization:.2f}'}",
         ]
         for name in ("H100 SXM", "A100 80GB SXM"):

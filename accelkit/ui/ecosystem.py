@@ -154,7 +154,7 @@ class EcosystemPanel(Panel):
             )
         self.controls["detail_stack"] = C.choice("checklist of", [(STACK_LABELS.get(s, s), s) for s in self.stacks],
                                                  detail_stack, width="300px")
-        self.bind("frameworks", "frameworks", list, tuple)
+        self.bind_list("frameworks")
         self.bind("custom_cuda_kernels", "custom_cuda_kernels")
         self.bind("deployment", "deployment")
         if audit is True:
@@ -167,8 +167,7 @@ class EcosystemPanel(Panel):
         self.export_button = W.Button(description="Export checklist (Markdown + CSV)", icon="download",
                                       layout=W.Layout(width="290px"))
         self.export_button.on_click(self._on_export)
-        self.watch()
-        self.refresh()
+        self.start()
 
     # --- computing ----------------------------------------------------------------
     def requirements(self):

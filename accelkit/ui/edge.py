@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from .. import claims, plots, sizing
+from .. import claims, plots, sizing, units
 from ..catalog import load_catalog
 from . import controls as C
 from ._base import CSS, Panel, table_html
@@ -37,20 +37,18 @@ class EdgePanel(Panel):
             "power_w": C.number("power envelope", power, "W per box", width="250px"),
             "budget_usd": C.number("budget", budget, "USD", width="200px"),
         }
-        for name in ("streams", "frames_per_s"):
-            self.bind(name, name)
+        self.bind_same("streams", "frames_per_s")
         self.bind("power_w", "power_envelope_w")
         self.bind("budget_usd", "budget_usd")
-        self.watch()
-        self.refresh()
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Workload", [c["streams"], c["frames_per_s"], c["model"], c["precision"], c["use_npu"],
                                  c["utilization"]]),
             C.group("Targets", [c["latency_ms"], c["power_w"], c["budget_usd"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
                        W.HTML("<h4>The source text's edge table</h4>"), t["claims"], self.save_box()])
 
@@ -64,8 +62,8 @@ class EdgePanel(Panel):
                                 c["latency_ms"], c["power_w"], c["budget_usd"], c["use_npu"])
         per_frame, _ = sizing.frame_flops(c["model"])
         need = s.streams * s.frames_per_s * per_frame
-        summary = [f"{s.streams} streams × {s.frames_per_s:g} fps of {c['model']} ({per_frame / 1e9:.1f} GFLOP per frame) "
-                   f"need {need / 1e12:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s; at {c['utilization']:.0%} "
+        summary = [f"{s.streams} streams × {s.frames_per_s:g} fps of {c['model']} ({per_frame / units.GIGA:.1f} GFLOP per frame) "
+                   f"need {need / units.TERA:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s; at {c['utilization']:.0%} "
                    f"utilisation each device delivers its {c['precision']} peak × {c['utilization']:g}."]
         ok = table[table["meets"]]
         if ok.empty:
@@ -90,7 +88,7 @@ class EdgePanel(Panel):
         summary.append(claim_verdict)
         shown = table[["name", "ops_per_s", "basis", "units", "fps_per_unit", "frame_ms", "power_w", "cost_usd",
                        "reason"]].copy()
-        shown["ops_per_s"] = shown["ops_per_s"] / 1e12
+        shown["ops_per_s"] = shown["ops_per_s"] / units.TERA
         shown["reason"] = shown["reason"].replace("", "meets every target")
         shown.columns = ["device", f"{c['precision']} [T(FL)OP/s]", "basis", "units", "fps per unit", "ms per frame",
                          "power [W]", "cost [USD]", "verdict"]

@@ -33,20 +33,17 @@ class EnergyPanel(Panel):
                                         tooltip="carbon intensity of the electricity; ~0.02 (hydro/nuclear) to ~0.8 (coal)"),
             "devices": C.device_picker(self.catalog, devices),
         }
-        for name in ("precision", "pue"):
-            self.bind(name, name)
+        self.bind_same("precision", "pue")
         C.mfu_bindings(self)
-        self.bind("segments", "segments", list, tuple)
-        self.bind("devices", "devices", list, tuple)
-        self.watch()
-        self.refresh()
+        self.bind_list("segments", "devices")
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Efficiency", [c["precision"], c["segments"], c["own_mfu"], c["utilization"]]),
             C.group("Your job", [c["devices"], c["pue"], c["grid_kg_per_kwh"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["efficiency"], t["claims"],
                        f["job_energy"], t["job_energy"]])
 
@@ -63,7 +60,7 @@ class EnergyPanel(Panel):
         table = sizing.per_device(s, self.catalog, list(c["devices"]) or None)
         training = s.workload in sizing.TRAINING_WORKLOADS
         hours = table["device_hours"] if training else table["devices_for_target"] * units.HOURS_PER_YEAR / 12
-        table["energy_kwh"] = energy.job_energy_kwh(table["tdp_w"], hours * 3600, pue=s.pue) \
+        table["energy_kwh"] = energy.job_energy_kwh(table["tdp_w"], hours * units.SECONDS_PER_HOUR, pue=s.pue) \
             if table["tdp_w"].notna().any() else np.nan
         table["co2_kg"] = energy.co2_kg(table["energy_kwh"], c["grid_kg_per_kwh"])
         table["device_hours"] = hours
@@ -89,7 +86,7 @@ class EnergyPanel(Panel):
                     f"T(FL)OP/s per W")
             if s.precision in projection.COMPUTE_PRECISIONS:
                 got = projection.matmul_flops(top["name"], s.precision, self.catalog, with_range=True)
-                line += (f"; its achievable matmul rate gives {got['matmul_flops'] / 1e12 / top['tdp_w']:.2f} "
+                line += (f"; its achievable matmul rate gives {got['matmul_flops'] / units.TERA / top['tdp_w']:.2f} "
                          f"per W (efficiency: {got['source']})")
             summary.append(line + ".")
         job = known[["name", "device_hours", "tdp_w", "energy_kwh", "co2_kg"]].sort_values("energy_kwh")
@@ -181,14 +178,12 @@ class TCOPanel(Panel):
         # registered before watch(): the price is in place when the panel recomputes
         self.controls["edge_device"].observe(self._bring_in_price, names="value")
         self.controls["cloud_device"].observe(self._bring_in_price, names="value")
-        for name in ("streams", "frames_per_s", "horizon_months", "electricity_usd_per_kwh"):
-            self.bind(name, name)
-        self.watch()
-        self.refresh()
+        self.bind_same("streams", "frames_per_s", "horizon_months", "electricity_usd_per_kwh")
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Workload", [c["streams"], c["frames_per_s"], c["model"], c["utilization"]]),
             C.group("Edge", [c["edge_device"], c["edge_unit_price_usd"], c["maintenance_per_year"],
                              c["electricity_usd_per_kwh"]]),
@@ -196,7 +191,7 @@ class TCOPanel(Panel):
             C.group("Money", [c["horizon_months"], c["discount_rate_per_year"]]),
             C.group("Latency", [c["rtt_ms"], c["uplink_mbps"], c["frame_kb"], c["server_overhead_ms"],
                                 c["edge_overhead_ms"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["cumulative"], t["compare"],
                        f["latency"], self.save_box()])
 

@@ -14,7 +14,7 @@ import ipywidgets as W
 import pandas as pd
 
 from .. import monitor as M
-from .. import plots
+from .. import plots, units
 from ..monitor.rightsize import right_size, sentence
 from ..monitor.summary import summarize
 from . import controls as C
@@ -114,7 +114,6 @@ class MonitorPanel(Panel):
             table = right_size(s, precision=self.controls["precision"].value,
                                n=max(1, int(self.controls["candidates"].value)),
                                memory_layout=self.controls["memory_layout"].value)
-        self.summary_result, self.table = s, table
         lines = [f"Source: {s.source}. Device: {s.device or 'not in the catalogue'}"
                  + (f" (reported as {s.detected_name})" if s.detected_name else "")
                  + f"; {s.n_gpus} GPU(s), {s.overall.get('duration_s', float('nan')):.0f} s of samples.",
@@ -131,7 +130,7 @@ class MonitorPanel(Panel):
             "util mean": d["util_mean"].map(_pct), "p50": d["util_p50"].map(_pct), "p95": d["util_p95"].map(_pct),
             "idle": d["idle_fraction"].map(_pct), "SM active": d["sm_active_mean"].map(_pct),
             "tensor active": d["tensor_active_mean"].map(_pct), "DRAM active": d["dram_active_mean"].map(_pct),
-            "memory used [GiB]": (d["memory_used_max_bytes"] / 2**30).map(lambda x: f"{x:.1f}" if x == x else "—"),
+            "memory used [GiB]": (d["memory_used_max_bytes"] / units.GIB).map(lambda x: f"{x:.1f}" if x == x else "—"),
             "power / limit": d["power_fraction"].map(_pct), "clock / max": d["clock_fraction"].map(_pct),
             "max °C": d["temperature_max_c"].map(lambda x: f"{x:.0f}" if x == x else "—"),
             "verdict": d["verdict"],
@@ -147,7 +146,7 @@ class MonitorPanel(Panel):
             "right_size": "",
         }
         if table is not None:
-            scale, unit = (1e12, "TFLOP/s") if table.attrs["basis"] == "compute" else (1e9, "GB/s")
+            scale, unit = (units.TERA, "TFLOP/s") if table.attrs["basis"] == "compute" else (units.GIGA, "GB/s")
             shown = pd.DataFrame({
                 "device": table["name"] + table["is_monitored"].map({True: " (monitored)", False: ""}),
                 f"rate [{unit}]": (table["rate"] / scale).map(lambda x: f"{x:,.0f}"),
@@ -160,7 +159,7 @@ class MonitorPanel(Panel):
             tables["right_size"] = table_html(shown)
         t = s.thresholds
         return {
-            "summary": lines,
+            "summary": lines, "monitor_summary": s, "right_size_table": table,
             "figures": {
                 "timeline": plots.utilization_timeline(self.samples, t["compute_bound"]),
                 "histogram": plots.utilization_histogram(self.samples, t["compute_bound"], t["idle"]),
@@ -170,6 +169,9 @@ class MonitorPanel(Panel):
         }
 
     # --- display ----------------------------------------------------------------------
+    def render(self, result):
+        self.summary_result, self.table = result["monitor_summary"], result["right_size_table"]
+
     def layout(self):
         f, t = self.figure_outputs, self.table_outputs
         sc = self.source_controls

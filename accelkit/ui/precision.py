@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import html
-from pathlib import Path
 
 import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import memory, plots, precision, sizing
+from .. import memory, plots, precision, sizing, units
 from ..catalog import find, load_catalog
 from . import controls as C
 from ._base import CSS, Panel, table_html
+from .measurements import ProbeMeasurements
 
 __all__ = ["PrecisionPanel", "DEFAULT_PRECISION_DEVICES"]
 
@@ -32,7 +31,7 @@ class PrecisionPanel(Panel):
         self.catalog = catalog if catalog is not None else load_catalog()
         names = set(self.catalog["name"])
         devices = [d for d in (s.devices or DEFAULT_PRECISION_DEVICES) if d in names]
-        self.measured_results = measured_results
+        self.measurements = ProbeMeasurements(measured_results)
         self.controls = {
             "model": C.model_picker(s.model, include_custom=False),
             "workload": C.choice("workload", ["training", "fine-tuning", "inference"], s.workload, width="210px"),
@@ -42,18 +41,17 @@ class PrecisionPanel(Panel):
         }
         self.bind("model", "model")
         self.bind("workload", "workload")
-        self.bind("devices", "devices", list, tuple)
+        self.bind_list("devices")
         self.measured = W.HTML()
-        self.watch()
-        self.refresh()
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Model", [c["model"], c["workload"]]),
             C.group("Devices", [c["devices"]]),
             C.group("Loss-scaling assumptions", [c["median_log2"], c["spread_log2"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["peaks"], f["memory"],
                        W.HTML("<h4>Guidance: which format for which job</h4>"), t["guidance"],
                        W.HTML("<h4>The formats</h4>"), t["formats"], f["loss_scaling"],
@@ -75,13 +73,13 @@ class PrecisionPanel(Panel):
                 "fp32 (Adam)": memory.training_bytes(model["params"], "fp32", "adam"),
                 "mixed bf16/fp16 (Adam)": memory.training_bytes(model["params"], "mixed", "adam"),
                 "mixed + 8-bit Adam": memory.training_bytes(model["params"], "mixed", "adam-8bit"),
-            }) / 1e9
+            }) / units.GIGA
             mem_title = f"Training state of {model['name']} per format (weights + gradients + optimizer; no activations)"
         else:
-            mem = pd.Series({p: memory.weight_bytes(model["params"], p) for p in ("fp32", "bf16", "fp8", "int8", "int4")}) / 1e9
+            mem = pd.Series({p: memory.weight_bytes(model["params"], p) for p in ("fp32", "bf16", "fp8", "int8", "int4")}) / units.GIGA
             mem_title = f"Weights of {model['name']} per format (KV cache and activations come on top)"
         chosen = self.catalog[self.catalog["name"].isin(c["devices"])].set_index("name")
-        caps = memory.usable_bytes(chosen["memory_gb"].dropna() * 1e9) / 1e9
+        caps = memory.usable_bytes(chosen["memory_gb"].dropna() * units.GIGA) / units.GIGA
         fits = {k: int((v <= caps).sum()) for k, v in mem.items()}
         if training:
             summary.append(
@@ -116,12 +114,12 @@ class PrecisionPanel(Panel):
             f"{fp16_16:.2%} at a scale of 2^16 (the source text's starting value); bf16 loses "
             f"{demo[(demo['format'] == 'bf16') & (demo['scale'] == 1.0)]['underflow'].iloc[0]:.1%} without any scaling."
         )
-        self.measured.value = self._measured_html()
 
         shown = table.pivot(index="device", columns="precision", values="peak_tflops").reindex(columns=list(_FORMATS))
         fmts = precision.formats_table()[["format", "bits", "exponent_bits", "mantissa_bits", "max", "epsilon", "note"]]
         return {
             "table": table, "memory": mem, "demo": demo, "summary": summary,
+            "measured_html": self.measurements.html(),
             "figures": {
                 "peaks": plots.precision_peaks_chart(table),
                 "memory": plots.precision_memory_chart(mem, caps, mem_title),
@@ -147,21 +145,8 @@ class PrecisionPanel(Panel):
             "The AUC change is plausible but only a validation run on your data shows it."
         )
 
-    def _measured_html(self):
-        if not self.measured_results:
-            return ('<div class="ak-note">No measurements loaded. Run chapter 08 or '
-                    '<code>accelkit probe --quick --json results.json</code> and give that file as '
-                    '<code>measured_results</code> to compare measured fp32 / bf16 speed and error here.</div>')
-        path = Path(self.measured_results)
-        try:
-            from ..probes import load_results
-
-            frame = load_results(path)
-        except Exception as exc:  # a bad file must not break the chapter
-            return f'<div class="ak-error">Could not read {html.escape(str(path))}: {html.escape(str(exc))}</div>'
-        rows = frame[frame["probe"].astype(str).str.contains("precision|matmul", regex=True)]
-        cols = [c for c in ("probe", "dtype", "shape", "measured", "unit", "datasheet", "ratio", "note") if c in rows]
-        return f'<div class="ak-note">From {html.escape(path.name)}:</div>' + table_html(rows[cols])
+    def render(self, result):
+        self.measured.value = result["measured_html"]
 
     def key_figures(self):
         if self.error:

@@ -15,7 +15,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import plots, probes
+from .. import plots, probes, units
 from . import controls as C
 from ._base import CSS, Panel, error_html, table_html
 
@@ -210,7 +210,7 @@ class ProbePanel(Panel):
                                 "pcie_gen", "pcie_width", "nvml_note") if c in inv.columns]
             inv = inv[keep].copy()
             if "memory_bytes" in inv:
-                inv["memory_bytes"] = [f"{v / 1e9:,.1f} GB" if v == v and v is not None else "—"
+                inv["memory_bytes"] = [f"{v / units.GIGA:,.1f} GB" if v == v and v is not None else "—"
                                        for v in inv["memory_bytes"]]
             inv = inv.set_index("device").T.reset_index().rename(columns={"index": "field"})
         return {

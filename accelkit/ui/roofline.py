@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import ipywidgets as W
 
-from .. import claims, plots, projection, roofline, sizing
+from .. import claims, plots, projection, roofline, sizing, units
 from ..catalog import load_catalog, memory_bandwidth, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, table_html
+from .measurements import ProbeMeasurements
 
 __all__ = ["RooflinePanel", "DEFAULT_ROOFLINE_DEVICES"]
 
@@ -22,8 +23,7 @@ class RooflinePanel(Panel):
     def __init__(self, scenario=None, catalog=None, bert_seq_len=128, t4_int8=True, measured_results="",
                  use_measurements=False):
         super().__init__(scenario)
-        self.measured_results = measured_results
-        self._measurements = None
+        self.measurements = ProbeMeasurements(measured_results)
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         names = set(self.catalog["name"])
@@ -40,19 +40,17 @@ class RooflinePanel(Panel):
                                          tooltip="replace the published efficiencies of the measured device with "
                                                  "chapter 08's results (measured_results)"),
         }
-        for name in ("model", "batch_size", "seq_len", "precision"):
-            self.bind(name, name)
-        self.bind("devices", "devices", list, tuple)
-        self.watch()
-        self.refresh()
+        self.bind_same("model", "batch_size", "seq_len", "precision")
+        self.bind_list("devices")
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        boxes = W.HBox([
+        boxes = C.groups(
             C.group("Workload", [c["model"], c["batch_size"], c["seq_len"], c["precision"], c["use_measurements"]]),
             C.group("Devices", [c["devices"]]),
             C.group("The source text's BERT claim", [c["bert_seq_len"], c["t4_int8"]]),
-        ], layout=W.Layout(flex_flow="row wrap"))
+        )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["roofline"], t["attainable"],
                        W.HTML("<h4>The source text: “T4 beats V100 at small batch for BERT inference”</h4>"),
                        self.claim_summary, f["bert"], self.save_box()])
@@ -67,7 +65,7 @@ class RooflinePanel(Panel):
         chosen = self.catalog[self.catalog["name"].isin(c["devices"])].copy()
         chosen["peak_flops"] = peak_flops(chosen, s.precision)
         chosen["bandwidth"] = memory_bandwidth(chosen)
-        measurements = self._measurements_in_use()
+        measurements = self.measurements.when(self.controls["use_measurements"].value)
         if s.precision in projection.COMPUTE_PRECISIONS:
             mm = projection.matmul_flops(list(chosen["name"]), s.precision, self.catalog, measurements, True)
             bw = projection.memory_bandwidth(list(chosen["name"]), self.catalog, measurements, True)
@@ -101,7 +99,7 @@ class RooflinePanel(Panel):
         if missing:
             summary.append(f"Left out (no published {s.precision} peak or bandwidth): {', '.join(missing)}.")
 
-        pivot = table.assign(cell=[f"{a / 1e12:,.1f} ({'mem' if b == 'memory' else 'cmp'})"
+        pivot = table.assign(cell=[f"{a / units.TERA:,.1f} ({'mem' if b == 'memory' else 'cmp'})"
                                    for a, b in zip(table["attainable_flops"], table["bound"])])
         pivot = pivot.pivot(index="workload", columns="device", values="cell").reindex(work["workload"])
         pivot.insert(0, "intensity [FLOP/B]", [f"{v:.3g}" for v in work["intensity"]])
@@ -109,7 +107,6 @@ class RooflinePanel(Panel):
         pivot.columns.name = None
 
         bert, verdict = claims.bert_t4_vs_v100(self.catalog, seq_len=c["bert_seq_len"], t4_int8=c["t4_int8"])
-        self.claim_summary.value = f'<div class="ak-summary">{verdict}</div>'
         return {
             "table": table, "workloads": work, "bert": bert, "bert_verdict": verdict, "devices": known,
             "summary": summary,
@@ -126,6 +123,9 @@ class RooflinePanel(Panel):
             self._claim_summary = W.HTML()
         return self._claim_summary
 
+    def render(self, result):
+        self.claim_summary.value = f'<div class="ak-summary">{result["bert_verdict"]}</div>'
+
     def _decode_sentence(self, known, summary):
         """Projected decode speed of the scenario's LLM on the devices shown (the engine's figure)."""
         s = self.scenario
@@ -138,7 +138,7 @@ class RooflinePanel(Panel):
         frame = projection.inference(list(known["name"]), preset["name"], precision=s.precision,
                                      n_devices=s.n_devices, batch_size=s.batch_size, input_tokens=s.seq_len,
                                      output_tokens=s.output_tokens, catalog=self.catalog,
-                                     measurements=self._measurements_in_use(), check_memory=False)
+                                     measurements=self.measurements.when(self.controls["use_measurements"].value), check_memory=False)
         frame = frame[frame["feasible"]]
         if frame.empty:
             summary.append(f"Decoding {model['name']}: none of the selected devices can hold it on "
@@ -152,21 +152,8 @@ class RooflinePanel(Panel):
             f"output tokens (projected, {s.n_devices} device(s), tensor parallel {best['tensor_parallel']:.0f}): "
             f"{best['output_tokens_per_s_per_device']:,.0f} tokens/s per device "
             f"({best['output_tokens_per_s_per_device_low']:,.0f}-{best['output_tokens_per_s_per_device_high']:,.0f}) "
-            f"on {best['name']}, {best['tpot_s'] * 1e3:,.2f} ms per token, {bound}. Efficiency: "
+            f"on {best['name']}, {best['tpot_s'] * units.MS_PER_S:,.2f} ms per token, {bound}. Efficiency: "
             f"{best['memory_source'] if best['memory_bound'] else best['matmul_source']}.")
-
-    def _measurements_in_use(self):
-        """Chapter 08's probe results when "use my measurements" is on (else None)."""
-        if not self.controls["use_measurements"].value:
-            return None
-        if not self.measured_results:
-            raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
-                             "(accelkit probe --json)")
-        from .. import probes
-
-        if self._measurements is None:
-            self._measurements = probes.load_results(self.measured_results)
-        return self._measurements
 
     def key_figures(self):
         if self.error:

@@ -36,8 +36,7 @@ class ValidationPanel(Panel):
                               tooltip="fit: the cases the fitted constants were set on; holdout: never fitted"),
             "device": C.choice("device", devices, device if device in devices else "(all)", width="300px"),
         }
-        self.watch()
-        self.refresh()
+        self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs

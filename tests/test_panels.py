@@ -1,0 +1,113 @@
+"""Panels: ``compute`` is pure (inputs in, a result out) and the panel renders the result.
+
+DESIGN.md: widget panels in ``accelkit/ui/`` render results and compute nothing of
+their own; a panel's ``compute`` must not write into the page, so the same result can
+be computed for a check cell, a report or a test without touching the widgets.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import ipywidgets as W
+import pytest
+
+PANELS = [
+    ("catalogue", "CataloguePanel"), ("demand", "DemandPanel"), ("roofline", "RooflinePanel"),
+    ("precision", "PrecisionPanel"), ("ecosystem", "EcosystemPanel"), ("energy_tco", "EnergyPanel"),
+    ("energy_tco", "TCOPanel"), ("cluster", "ClusterPanel"), ("edge", "EdgePanel"), ("probe", "ProbePanel"),
+    ("decision", "DecisionPanel"), ("validation", "ValidationPanel"), ("monitor", "MonitorPanel"),
+]
+
+
+def _html_widgets(panel):
+    """Every HTML widget the panel holds (directly or in a dict/list attribute): its output areas."""
+    found = {}
+
+    def visit(name, obj):
+        if isinstance(obj, W.HTML):
+            found[name] = obj
+        elif isinstance(obj, dict):
+            for k, v in obj.items():
+                visit(f"{name}.{k}", v)
+        elif isinstance(obj, (list, tuple)):
+            for i, v in enumerate(obj):
+                visit(f"{name}[{i}]", v)
+
+    for name, obj in vars(panel).items():
+        visit(name, obj)
+    return found
+
+
+@pytest.mark.parametrize("module, cls", PANELS, ids=[c for _, c in PANELS])
+def test_compute_writes_nothing_into_the_page(module, cls):
+    panel_class = getattr(importlib.import_module(f"accelkit.ui.{module}"), cls)
+    kwargs = {"run_sensitivity": False} if cls == "DecisionPanel" else {}
+    panel = panel_class(**kwargs)
+    assert panel.error is None, f"{cls} should start without an error: {panel.error}"
+    if cls == "DecisionPanel":
+        panel.sensitivity = object()  # as after a sensitivity run: the stale note is the render's job
+    outputs = _html_widgets(panel)
+    assert outputs, f"{cls} holds no HTML output widgets to check"
+    for widget in outputs.values():
+        widget.value = "untouched"  # a sentinel, so rewriting the same text is caught too
+    result = panel.compute()
+    assert isinstance(result, dict) and "summary" in result, f"{cls}.compute should return a result dict"
+    changed = sorted(k for k, w in outputs.items() if w.value != "untouched")
+    assert not changed, f"{cls}.compute wrote into {changed}; writing the page belongs in render()"
+
+def test_decision_render_marks_the_sensitivity_as_stale_after_an_input_changes():
+    from accelkit.ui.decision import DecisionPanel
+
+    panel = DecisionPanel(run_sensitivity=False)
+    panel.sensitivity = object()
+    panel.refresh()
+    assert "click to recompute" in panel.sensitivity_note.value
+
+
+# --- "use my measurements": one helper for every panel ------------------------------------------
+
+
+def test_measurements_without_a_file_say_what_to_give():
+    from accelkit.ui.measurements import ProbeMeasurements
+
+    m = ProbeMeasurements("")
+    assert m.when(False) is None, "switched off, no file is needed"
+    with pytest.raises(ValueError, match="give measured_results, a JSON file written by chapter 08"):
+        m.when(True)
+    assert "No measurements loaded" in m.html()
+
+
+def test_measurements_read_the_shipped_probe_results_once():
+    from accelkit import probes
+    from accelkit.ui.measurements import ProbeMeasurements
+
+    path = probes.example_results_path() if hasattr(probes, "example_results_path") else None
+    if path is None:
+        from accelkit.catalog import data_path
+
+        path = sorted(data_path("probe_results").glob("*.json"))[0]
+    m = ProbeMeasurements(path)
+    frame = m.when(True)
+    assert len(frame) and frame is m.frame(), "the file is read once and kept"
+    assert "From " in m.html() and "<table" in m.html()
+
+
+def test_an_unreadable_measurements_file_is_a_note_in_the_page_not_an_exception(tmp_path):
+    from accelkit.ui.measurements import ProbeMeasurements
+
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"not": "probe results"}))
+    assert "Could not read" in ProbeMeasurements(bad).html()
+
+
+def test_the_three_chapters_share_the_one_helper():
+    from accelkit.ui.demand import DemandPanel
+    from accelkit.ui.measurements import ProbeMeasurements
+    from accelkit.ui.precision import PrecisionPanel
+    from accelkit.ui.roofline import RooflinePanel
+
+    for cls in (DemandPanel, RooflinePanel, PrecisionPanel):
+        panel = cls()
+        assert isinstance(panel.measurements, ProbeMeasurements), f"{cls.__name__} reads measurements its own way"
