@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import units
 from ._validate import check_choice, suggest
+from .tables import Column, Schema, TableError, check_rows, line_of, problem, raise_problems, read_rows, read_table
 
 __all__ = [
     "CatalogError",
@@ -36,15 +37,12 @@ __all__ = [
 ]
 
 
-class CatalogError(ValueError):
+class CatalogError(TableError):
     """A catalogue file, row or device name is not what accelkit expects.
 
     ``problems`` lists every problem found (file, line, column, expectation).
     """
 
-    def __init__(self, message, problems=None):
-        self.problems = list(problems or [])
-        super().__init__(message)
 
 
 # --- schema -------------------------------------------------------------------------
@@ -134,98 +132,55 @@ def data_path(filename=""):
 
 
 def _line(index):
-    # CSV line number of a data row (line 1 is the header)
-    return int(index) + 2
+    # kept for callers outside this module; the one definition is accelkit.tables.line_of
+    return line_of(index)
 
 
 def _read_rows(path, origin):
-    path = Path(path)
-    if not path.exists():
-        raise CatalogError(f"{origin}: file not found: {path}")
-    if path.suffix.lower() not in {".csv", ".txt"}:
-        raise CatalogError(f"{origin}: expected a .csv file of devices, got {path.name}")
-    try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"{origin}: {path} is not a readable CSV file ({exc})") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
-    return frame.apply(lambda col: col.str.strip())
+    return read_rows(path, origin, CatalogError, what="devices")
+
+
+def _catalogue_schema():
+    numbers = [Column(col, "number", expected=expected, low=low, high=high, low_inclusive=(col == "year"))
+               for col, (expected, low, high) in NUMERIC_COLUMNS.items()]
+    texts = [Column(col, required=col in REQUIRED_COLUMNS,
+                    choices=tuple({"kind": KINDS, "segment": SEGMENTS}.get(col, ())), lower=col in ("kind", "segment"),
+                    nonempty=col in ("kind", "segment"))
+             for col in TEXT_COLUMNS]
+    return Schema("a catalogue CSV", tuple(texts + numbers), label="name", unique=None,
+                  hint=" (see data/README.md)")
+
+
+CATALOGUE_SCHEMA = _catalogue_schema()
 
 
 def _validate_and_type(raw, origin, require_http):
     """Turn a frame of strings into typed columns; collect every problem."""
-    problems = []
-    missing = [c for c in REQUIRED_COLUMNS if c not in raw.columns]
-    if missing:
-        raise CatalogError(
-            f"{origin}: missing column(s) {', '.join(missing)}; a catalogue CSV needs at "
-            f"least {', '.join(REQUIRED_COLUMNS)} (see data/README.md)",
-            [f"missing column {m}" for m in missing],
-        )
-    frame = raw.copy()
-    for col in TEXT_COLUMNS:
-        if col not in frame.columns:
-            frame[col] = ""
-    for col, (expected, low, high) in NUMERIC_COLUMNS.items():
-        text = frame[col] if col in frame.columns else pd.Series("", index=frame.index)
-        text = text.str.replace(",", "", regex=False)
-        values = pd.to_numeric(text.where(text != ""), errors="coerce")
-        not_numbers = (text != "") & values.isna()
-        for idx in frame.index[not_numbers]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name'] or 'no name'}), "
-                f"column {col}: expected {expected}, got {text[idx]!r}"
-            )
-        out_of_range = values.notna() & ((values <= low) | (values > high))
-        if col == "year":
-            out_of_range = values.notna() & ((values < low) | (values > high))
-        for idx in frame.index[out_of_range]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {col}: "
-                f"expected {expected}, got {values[idx]:g}"
-            )
-        frame[col] = values.astype(float)
-
+    frame, problems = check_rows(raw, CATALOGUE_SCHEMA, origin, CatalogError)
     for idx in frame.index[frame["name"] == ""]:
-        problems.append(f"{origin}, line {_line(idx)}: column name is empty; every device needs a name")
+        problems.append(problem(origin, idx, None, "column name is empty; every device needs a name"))
     dupes = frame["name"].str.lower().duplicated(keep="first") & (frame["name"] != "")
     for idx in frame.index[dupes]:
-        problems.append(f"{origin}, line {_line(idx)}: device {frame.at[idx, 'name']!r} appears twice")
-    for col, vocab in (("kind", KINDS), ("segment", SEGMENTS)):
-        bad = ~frame[col].str.lower().isin(vocab)
-        for idx in frame.index[bad]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {col}: "
-                f"expected one of {', '.join(vocab)}, got {frame.at[idx, col]!r}"
-            )
-        frame[col] = frame[col].str.lower()
+        problems.append(problem(origin, idx, None, f"device {frame.at[idx, 'name']!r} appears twice"))
     for idx, stacks in frame["software_stack"].items():
         for stack in filter(None, (s.strip().lower() for s in stacks.split("|"))):
             if stack not in SOFTWARE_STACKS:
                 hint = suggest(stack, SOFTWARE_STACKS)
-                problems.append(
-                    f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column software_stack: "
-                    f"unknown stack {stack!r}; expected one of {', '.join(SOFTWARE_STACKS)}"
-                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                )
+                problems.append(problem(
+                    origin, idx, "software_stack", f"unknown stack {stack!r}; expected one of "
+                    f"{', '.join(SOFTWARE_STACKS)}" + (f" (did you mean {hint[0]!r}?)" if hint else ""),
+                    frame.at[idx, "name"]))
     no_source = frame["source_url"] == ""
     for idx in frame.index[no_source]:
-        problems.append(
-            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column source_url: "
-            "every device needs a source (a datasheet URL or a note of where the figures come from)"
-        )
+        problems.append(problem(origin, idx, "source_url", "every device needs a source (a datasheet URL or a "
+                                "note of where the figures come from)", frame.at[idx, "name"]))
     if require_http:
         not_url = ~no_source & ~frame["source_url"].str.match(r"https?://")
         for idx in frame.index[not_url]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column source_url: "
-                f"expected a URL starting with http(s)://, got {frame.at[idx, 'source_url']!r}"
-            )
+            problems.append(problem(origin, idx, "source_url", "expected a URL starting with http(s)://, got "
+                                    f"{frame.at[idx, 'source_url']!r}", frame.at[idx, "name"]))
     problems.extend(_sparse_in_dense_problems(frame, origin))
-    if problems:
-        shown = "\n  - ".join(problems[:25])
-        more = f"\n  … and {len(problems) - 25} more" if len(problems) > 25 else ""
-        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - {shown}{more}", problems)
+    raise_problems(origin, problems, CatalogError)
     return frame
 
 
@@ -286,6 +241,14 @@ def _builtin_prices():
     return load_cloud_prices(path)
 
 
+CLOUD_PRICES_SCHEMA = Schema("a cloud prices CSV", (
+    Column("provider", required=True), Column("instance", required=True), Column("accelerator", required=True),
+    Column("count", "number", expected="a whole number of accelerators >= 1", low=0, required=True),
+    Column("usd_per_hour", "number", expected="an hourly price in USD > 0", unit="USD/h", low=0, required=True),
+    Column("source_url", required=True, nonempty=True, empty_message="every price needs a source"),
+))
+
+
 def load_cloud_prices(path=None):
     """Cloud instance prices (one row per instance) with ``usd_per_device_hour``.
 
@@ -297,23 +260,7 @@ def load_cloud_prices(path=None):
     """
     origin = "cloud prices" if path is None else f"cloud prices file {path}"
     path = data_path("cloud_prices.csv") if path is None else Path(path)
-    raw = _read_rows(path, origin)
-    need = ["provider", "instance", "accelerator", "count", "usd_per_hour", "source_url"]
-    missing = [c for c in need if c not in raw.columns]
-    if missing:
-        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
-    frame = raw.copy()
-    problems = []
-    for col, expected in (("count", "a whole number of accelerators >= 1"), ("usd_per_hour", "an hourly price in USD > 0")):
-        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
-        bad = values.isna() | (values <= 0)
-        for idx in frame.index[bad & (frame[col] != "")]:
-            problems.append(f"{origin}, line {_line(idx)}, column {col}: expected {expected}, got {frame.at[idx, col]!r}")
-        frame[col] = values
-    for idx in frame.index[frame["source_url"] == ""]:
-        problems.append(f"{origin}, line {_line(idx)}, column source_url: every price needs a source")
-    if problems:
-        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    frame = read_table(path, CLOUD_PRICES_SCHEMA, origin, CatalogError)
     if "pricing" not in frame.columns:
         frame["pricing"] = "on-demand"
     frame["pricing"] = frame["pricing"].replace("", "on-demand")
@@ -336,6 +283,17 @@ def _builtin_purchase_prices():
     return load_purchase_prices(path)
 
 
+PURCHASE_PRICES_SCHEMA = Schema("a purchase prices CSV", (
+    Column("device", required=True),
+    Column("price_usd", "number", expected="a price in USD > 0", unit="USD", low=0, required=True, nonempty=True,
+           empty_message="every row needs a price"),
+    Column("price_low_usd", "number", expected="a price in USD > 0", unit="USD", low=0),
+    Column("price_high_usd", "number", expected="a price in USD > 0", unit="USD", low=0),
+    Column("price_kind", choices=PRICE_KINDS, lower=True, required=True, nonempty=True),
+    Column("source_url", required=True, nonempty=True, empty_message="every price needs a source"),
+))
+
+
 def load_purchase_prices(path=None):
     """Purchase prices per device with their kind, range, date and source.
 
@@ -349,31 +307,7 @@ def load_purchase_prices(path=None):
     """
     origin = "purchase prices" if path is None else f"purchase prices file {path}"
     path = data_path("purchase_prices.csv") if path is None else Path(path)
-    raw = _read_rows(path, origin)
-    need = ["device", "price_usd", "price_kind", "source_url"]
-    missing = [c for c in need if c not in raw.columns]
-    if missing:
-        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
-    frame = raw.copy()
-    problems = []
-    for col in ("price_usd", "price_low_usd", "price_high_usd"):
-        if col not in frame.columns:
-            frame[col] = ""
-        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
-        bad = (values.isna() & (frame[col] != "")) | (values <= 0)
-        for idx in frame.index[bad]:
-            problems.append(f"{origin}, line {_line(idx)}, column {col}: expected a price in USD > 0, "
-                            f"got {frame.at[idx, col]!r}")
-        frame[col] = values
-    for idx in frame.index[frame["price_usd"].isna()]:
-        problems.append(f"{origin}, line {_line(idx)}, column price_usd: every row needs a price")
-    for idx in frame.index[~frame["price_kind"].isin(PRICE_KINDS)]:
-        problems.append(f"{origin}, line {_line(idx)}, column price_kind: expected one of {', '.join(PRICE_KINDS)}, "
-                        f"got {frame.at[idx, 'price_kind']!r}")
-    for idx in frame.index[frame["source_url"] == ""]:
-        problems.append(f"{origin}, line {_line(idx)}, column source_url: every price needs a source")
-    if problems:
-        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    frame = read_table(path, PURCHASE_PRICES_SCHEMA, origin, CatalogError)
     return frame.reset_index(drop=True)
 
 

@@ -20,6 +20,8 @@ from functools import lru_cache
 
 import pandas as pd
 
+from .tables import Column, Schema
+
 __all__ = ["FACTS", "load_facts", "purchase_risks"]
 
 #: fact -> (words for a buyer, when it matters: "always", "multi_device", "datacenter", "long_runs", "own_hall")
@@ -39,6 +41,14 @@ FACTS = {
 }
 _COLUMNS = ["device", "fact", "severity", "quote", "source_url", "source_title", "date", "notes"]
 
+FACTS_SCHEMA = Schema("a device facts CSV", (
+    Column("device", required=True, nonempty=True),
+    Column("fact", required=True, choices=tuple(FACTS), nonempty=True),
+    Column("severity", required=True, choices=("risk", "info"), nonempty=True),
+    Column("quote", required=True, nonempty=True, empty_message="every fact needs its quote"),
+    Column("source_url", required=True, nonempty=True, empty_message="every fact needs its source url"),
+))
+
 
 def load_facts(path=None):
     """The facts table, checked: known fact keys, a severity, a source and a quote per row.
@@ -48,26 +58,12 @@ def load_facts(path=None):
     accelkit.catalog.CatalogError
         Naming the file, line and column of a bad cell.
     """
-    from .catalog import CatalogError, _line, _read_rows, data_path
+    from .catalog import CatalogError, data_path
+    from .tables import read_table
 
     origin = "device facts" if path is None else f"device facts file {path}"
     path = data_path("device_facts.csv") if path is None else path
-    frame = _read_rows(path, origin)
-    missing = [c for c in ("device", "fact", "severity", "quote", "source_url") if c not in frame.columns]
-    if missing:
-        raise CatalogError(f"{origin}: missing column(s) {', '.join(missing)}")
-    problems = []
-    for idx, row in frame.iterrows():
-        if row["fact"] not in FACTS:
-            problems.append(f"{origin}, line {_line(idx)}, column fact: expected one of {', '.join(FACTS)}, "
-                            f"got {row['fact']!r}")
-        if row["severity"] not in ("risk", "info"):
-            problems.append(f"{origin}, line {_line(idx)}, column severity: expected risk or info, got {row['severity']!r}")
-        for col in ("source_url", "quote"):
-            if not row[col]:
-                problems.append(f"{origin}, line {_line(idx)}, column {col}: every fact needs its {col.replace('_', ' ')}")
-    if problems:
-        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - " + "\n  - ".join(problems[:25]), problems)
+    frame = read_table(path, FACTS_SCHEMA, origin, CatalogError)
     return frame[[c for c in _COLUMNS if c in frame.columns]].reset_index(drop=True)
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .catalog import CatalogError, _key, data_path
+from .tables import Column, Schema, read_table
 from ._validate import suggest
 
 __all__ = ["load_models", "find_model", "model_names", "kv_elements_per_token"]
@@ -23,21 +24,17 @@ _INT_COLUMNS = [
 _FLOAT_COLUMNS = ["params", "active_params", "kv_elements_per_token_layer", "forward_flop_per_sample"]
 
 
+MODELS_SCHEMA = Schema("the models CSV", (
+    Column("name", required=True, nonempty=True), Column("kind", required=True),
+    *(Column(col, "number", expected="a number", low=0, low_inclusive=True, required=True)
+      for col in _INT_COLUMNS + _FLOAT_COLUMNS),
+    Column("source_url", required=True, nonempty=True, empty_message="every model needs a source (paper or model card)"),
+), label="name", unique="name")
+
+
 @lru_cache(maxsize=1)
 def _load():
-    path = data_path("models.csv")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    problems = []
-    for col in _INT_COLUMNS + _FLOAT_COLUMNS:
-        text = frame[col].str.strip()
-        values = pd.to_numeric(text.where(text != ""), errors="coerce")
-        for idx in frame.index[(text != "") & values.isna()]:
-            problems.append(f"models.csv line {idx + 2}, column {col}: expected a number, got {text[idx]!r}")
-        frame[col] = values.astype(float)
-    for idx in frame.index[frame["source_url"].str.strip() == ""]:
-        problems.append(f"models.csv line {idx + 2}: source_url is empty")
-    if problems:
-        raise CatalogError("models.csv: " + "; ".join(problems), problems)
+    frame = read_table(data_path("models.csv"), MODELS_SCHEMA, "models.csv", CatalogError)
     frame["active_params"] = frame["active_params"].fillna(frame["params"])
     # head_dim is d_model / n_heads unless the model card says otherwise
     frame["head_dim"] = frame["head_dim"].fillna(frame["d_model"] / frame["n_heads"])

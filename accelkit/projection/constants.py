@@ -10,10 +10,11 @@ and reported on the other half). Nothing else in the engine is a tuned number.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
-import pandas as pd
 
 from ..catalog import CatalogError, data_path
+from ..tables import Column, Schema, read_table
 
 __all__ = ["constants", "constants_table", "FITTED"]
 
@@ -23,20 +24,16 @@ FITTED = ("decode_step_overhead_s", "decode_layer_overhead_s", "prefill_overhead
           "gemm_fraction", "attention_fraction", "serving_allreduce_latency_s")
 
 
+CONSTANTS_SCHEMA = Schema("the projection constants CSV", (
+    Column("name", required=True, nonempty=True), Column("value", "number", required=True, nonempty=True),
+    Column("unit", required=True), Column("meaning", required=True), Column("how_set", required=True),
+    Column("source_url", required=True),
+), label="name", unique="name")
+
+
 @lru_cache(maxsize=4)
 def _load(path):
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    need = ["name", "value", "unit", "meaning", "how_set", "source_url"]
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise CatalogError(f"{path.name}: missing column(s) {', '.join(missing)}")
-    values = pd.to_numeric(frame["value"], errors="coerce")
-    bad = frame.index[values.isna()]
-    if len(bad):
-        i = bad[0]
-        raise CatalogError(f"{path.name} line {i + 2}, column value: expected a number, got {frame.at[i, 'value']!r}")
-    frame["value"] = values
-    return frame
+    return read_table(path, CONSTANTS_SCHEMA, Path(path).name, CatalogError)
 
 
 def constants_table(path=None):

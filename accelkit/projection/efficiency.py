@@ -26,12 +26,14 @@ that level (said so in the source text).
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .. import units
 from ..catalog import CatalogError, PRECISION_COLUMNS, data_path, load_catalog
+from ..tables import Column, Schema, line_of, raise_problems, read_table
 
 __all__ = ["load_efficiency", "efficiency_table", "CEILINGS", "MATMUL_PRECISIONS", "EfficiencyError"]
 
@@ -68,13 +70,18 @@ def _datasheet(catalog_row, ceiling, precision):
     return float("nan")
 
 
+#: the row-by-row checks that need the catalogue (device, datasheet ratio) stay in load_efficiency
+EFFICIENCY_SCHEMA = Schema("the efficiency CSV", (
+    *(Column(c, required=True) for c in _COLUMNS if c not in ("ceiling", "measured_value", "source_url")),
+    Column("ceiling", required=True, choices=CEILINGS, nonempty=True),
+    Column("measured_value", "number", required=True, nonempty=True),
+    Column("source_url", required=True, nonempty=True, empty_message="expected the URL the figure was read from"),
+))
+
+
 @lru_cache(maxsize=4)
 def _read(path):
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    missing = [c for c in _COLUMNS if c not in frame.columns]
-    if missing:
-        raise EfficiencyError(f"{path.name}: missing column(s) {', '.join(missing)}")
-    return frame
+    return read_table(path, EFFICIENCY_SCHEMA, Path(path).name, EfficiencyError)
 
 
 def load_efficiency(path=None, catalog=None):
@@ -97,7 +104,7 @@ def load_efficiency(path=None, catalog=None):
     """
     from ..catalog import find
 
-    path = data_path("efficiency.csv") if path is None else path
+    path = Path(data_path("efficiency.csv") if path is None else path)
     key = (str(path), id(catalog))
     if catalog is None and key in _LOADED:
         return _LOADED[key]
@@ -105,11 +112,8 @@ def load_efficiency(path=None, catalog=None):
     raw = _read(path).copy()
     problems, rows = [], []
     for idx, r in raw.iterrows():
-        where = f"{path.name} line {idx + 2}"
-        ceiling = r["ceiling"].strip()
-        if ceiling not in CEILINGS:
-            problems.append(f"{where}, column ceiling: expected one of {', '.join(CEILINGS)}, got {ceiling!r}")
-            continue
+        where = f"{path.name}, line {line_of(idx)}"
+        ceiling = r["ceiling"]
         precision = r["precision"].strip().lower()
         if ceiling == "matmul" and precision not in MATMUL_PRECISIONS:
             problems.append(f"{where}, column precision: expected one of {', '.join(MATMUL_PRECISIONS)}, "
@@ -119,11 +123,7 @@ def load_efficiency(path=None, catalog=None):
             problems.append(f"{where}, column measured_unit: expected {_UNITS[ceiling]} for {ceiling}, "
                             f"got {r['measured_unit']!r}")
             continue
-        try:
-            value = float(r["measured_value"])
-        except ValueError:
-            problems.append(f"{where}, column measured_value: expected a number, got {r['measured_value']!r}")
-            continue
+        value = float(r["measured_value"])
         if not r["source_url"].startswith("http"):
             problems.append(f"{where}, column source_url: expected the URL the figure was read from")
             continue
@@ -149,9 +149,7 @@ def load_efficiency(path=None, catalog=None):
                      "value": value, "datasheet": datasheet, "efficiency": ratio, "n_devices": n_dev,
                      "message_bytes": msg, "vendor": device["vendor"],
                      "architecture": device.get("architecture", "")})
-    if problems:
-        raise EfficiencyError(f"{path.name}: " + "; ".join(problems[:5])
-                              + (f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""), problems)
+    raise_problems(path.name, problems, EfficiencyError)
     frame = pd.DataFrame(rows)
     if key[1] == id(None):
         _LOADED[key] = frame

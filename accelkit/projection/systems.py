@@ -11,33 +11,32 @@ catalogue's interconnect.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from .. import units
 from ..catalog import CatalogError, data_path
+from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 
 __all__ = ["load_reference_systems", "network_bandwidth"]
 
 
+SYSTEMS_SCHEMA = Schema("the reference systems CSV", (
+    Column("device", required=True, nonempty=True), Column("system", required=True),
+    Column("devices_per_node", "integer", low=0, required=True, nonempty=True),
+    Column("network_gbps_per_device", "number", unit="Gbit/s", low=0, required=True, nonempty=True),
+    Column("source_url", required=True),
+), label="device")
+
+
 @lru_cache(maxsize=2)
 def _read(path):
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    need = ["device", "system", "devices_per_node", "network_gbps_per_device", "source_url"]
-    missing = [c for c in need if c not in frame.columns]
-    if missing:
-        raise CatalogError(f"{path.name}: missing column(s) {', '.join(missing)}")
-    problems = []
-    for col in ("devices_per_node", "network_gbps_per_device"):
-        values = pd.to_numeric(frame[col], errors="coerce")
-        for i in frame.index[values.isna() | (values <= 0)]:
-            problems.append(f"{path.name} line {i + 2}, column {col}: expected a number > 0, got {frame.at[i, col]!r}")
-        frame[col] = values
-    for i in frame.index[~frame["source_url"].str.startswith("http")]:
-        problems.append(f"{path.name} line {i + 2}, column source_url: expected the URL the figure was read from")
-    if problems:
-        raise CatalogError("; ".join(problems), problems)
+    origin = Path(path).name
+    frame, problems = check_rows(read_rows(path, origin, CatalogError), SYSTEMS_SCHEMA, origin, CatalogError)
+    problems += [problem(origin, i, "source_url", "expected the URL the figure was read from", frame.at[i, "device"])
+                 for i in frame.index[~frame["source_url"].str.startswith("http")]]
+    raise_problems(origin, problems, CatalogError)
     return frame
 
 

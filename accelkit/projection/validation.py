@@ -17,11 +17,13 @@ like) live in ``data/validation/models.csv`` with their sources.
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..catalog import CatalogError, data_path
+from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
 
 __all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case",
@@ -48,7 +50,7 @@ _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "servin
 
 @lru_cache(maxsize=2)
 def _read(path):
-    return pd.read_csv(path, dtype=str, keep_default_na=False)
+    return read_rows(path, Path(path).name, CatalogError)
 
 
 def load_validation_models(path=None):
@@ -65,36 +67,31 @@ def load_validation_models(path=None):
     return out
 
 
+MEASURED_SCHEMA = Schema("the validation cases CSV", (
+    Column("case_id", required=True, nonempty=True),
+    Column("category", required=True, choices=CATEGORIES, nonempty=True),
+    Column("metric", required=True, choices=tuple(METRICS), nonempty=True),
+    Column("unit", required=True),
+    Column("split", required=True, choices=("fit", "holdout"), nonempty=True),
+    Column("source_url", required=True),
+    *(Column(c, "number", expected="a number") for c in _INT_COLS + _FLOAT_COLS),
+), unique="case_id", unique_message="duplicate case_id {value!r}")
+
+
 def load_measured(path=None):
     """The validation cases, typed; raises :class:`CatalogError` naming line and column."""
-    path = data_path("validation/measured.csv") if path is None else path
-    frame = _read(path).copy()
-    problems = []
-    for col in _INT_COLS + _FLOAT_COLS:
-        if col not in frame.columns:
-            frame[col] = ""
-        values = pd.to_numeric(frame[col].where(frame[col] != ""), errors="coerce")
-        for i in frame.index[(frame[col] != "") & values.isna()]:
-            problems.append(f"{path.name} line {i + 2}, column {col}: expected a number, got {frame.at[i, col]!r}")
-        frame[col] = values
+    path = Path(data_path("validation/measured.csv") if path is None else path)
+    frame, problems = check_rows(_read(path), MEASURED_SCHEMA, path.name, CatalogError)
     for i, r in frame.iterrows():
-        where = f"{path.name} line {i + 2}"
-        if r["category"] not in CATEGORIES:
-            problems.append(f"{where}, column category: expected one of {', '.join(CATEGORIES)}, got {r['category']!r}")
-        if r["metric"] not in METRICS:
-            problems.append(f"{where}, column metric: expected one of {', '.join(METRICS)}, got {r['metric']!r}")
-        elif r["unit"] != METRICS[r["metric"]]:
-            problems.append(f"{where}, column unit: {r['metric']} is given in {METRICS[r['metric']]}, got {r['unit']!r}")
-        if r["split"] not in ("fit", "holdout"):
-            problems.append(f"{where}, column split: expected fit or holdout, got {r['split']!r}")
+        def bad(column, message):
+            problems.append(problem(path.name, i, column, message))
+        if r["metric"] in METRICS and r["unit"] != METRICS[r["metric"]]:
+            bad("unit", f"{r['metric']} is given in {METRICS[r['metric']]}, got {r['unit']!r}")
         if not str(r["source_url"]).startswith("http"):
-            problems.append(f"{where}, column source_url: expected the URL of the published measurement")
+            bad("source_url", "expected the URL of the published measurement")
         if not (r["value"] > 0):
-            problems.append(f"{where}, column value: expected a measured value > 0")
-    if frame["case_id"].duplicated().any():
-        problems.append(f"{path.name}: duplicate case_id {frame.loc[frame['case_id'].duplicated(), 'case_id'].iloc[0]!r}")
-    if problems:
-        raise CatalogError(f"{path.name}: " + "; ".join(problems[:5]), problems)
+            bad("value", "expected a measured value > 0")
+    raise_problems(path.name, problems, CatalogError)
     return frame
 
 
