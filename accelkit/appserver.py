@@ -18,6 +18,8 @@ The settings are Voilà's and Jupyter Server's own (no home-made server):
 - **Timeouts sized for load**: nbclient's ``iopub_timeout`` (4 s by default) drops
   a cell's output when a busy machine answers late, which leaves a blank page; here
   it is 120 s, and a cell may run 300 s.
+- **A cap on kernels** (``max_kernels``, :mod:`accelkit.kernelcap`): beyond it a
+  visitor gets HTTP 503 and a page saying the app is full, which retries by itself.
 - **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
   template without its Font Awesome CDN links (Voilà's bundle carries the icons).
 
@@ -55,13 +57,17 @@ class AppSettings:
         How long Voilà waits for a cell's output and for a cell to finish.
     refill_delay_s : float
         Seconds after a warm kernel is handed out before its replacement starts.
+    max_kernels : int
+        Most kernels at once, warm pool included (0: no cap); a visitor beyond it gets
+        a page saying the app is full (:mod:`accelkit.kernelcap`).
     """
 
     def __init__(self, pool_size=2, cull_idle_s=600.0, cull_interval_s=60.0, iopub_timeout_s=120.0,
-                 cell_timeout_s=300.0, refill_delay_s=10.0):
+                 cell_timeout_s=300.0, refill_delay_s=10.0, max_kernels=0):
         for name, value in (("pool_size", pool_size), ("cull_idle_s", cull_idle_s),
                             ("cull_interval_s", cull_interval_s), ("iopub_timeout_s", iopub_timeout_s),
-                            ("cell_timeout_s", cell_timeout_s), ("refill_delay_s", refill_delay_s)):
+                            ("cell_timeout_s", cell_timeout_s), ("refill_delay_s", refill_delay_s),
+                            ("max_kernels", max_kernels)):
             if value is None or value < 0:
                 raise ValueError(f"{name}: expected a number >= 0, got {value!r}")
         if cull_idle_s and not cull_interval_s:
@@ -72,6 +78,10 @@ class AppSettings:
         self.iopub_timeout_s = float(iopub_timeout_s)
         self.cell_timeout_s = float(cell_timeout_s)
         self.refill_delay_s = float(refill_delay_s)
+        if max_kernels and max_kernels < pool_size + 1:
+            raise ValueError(f"max_kernels: expected at least pool_size + 1 = {int(pool_size) + 1} (the warm pool "
+                             f"and one visitor), got {max_kernels}")
+        self.max_kernels = int(max_kernels)
 
     def voila_options(self):
         """Voilà / Jupyter Server command-line options for these settings."""
@@ -85,6 +95,9 @@ class AppSettings:
                         # a used kernel is replaced after this delay, so the refill (3 s of
                         # imports) does not compete with the page of the visitor it was handed to
                         f"--VoilaKernelManager.fill_delay={self.refill_delay_s:g}"]
+        if self.max_kernels:
+            options += ["--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager",
+                        f"--CappedKernelManager.max_kernels={self.max_kernels}"]
         if self.cull_idle_s:
             options += [f"--MappingKernelManager.cull_idle_timeout={self.cull_idle_s:g}",
                         f"--MappingKernelManager.cull_interval={max(self.cull_interval_s, 1):g}",

@@ -36,13 +36,15 @@ def cmd_app(args):
             file=sys.stderr,
         )
     try:
-        settings = AppSettings(pool_size=args.pool_size, cull_idle_s=args.cull_idle, cull_interval_s=args.cull_interval)
+        settings = AppSettings(pool_size=args.pool_size, cull_idle_s=args.cull_idle, cull_interval_s=args.cull_interval,
+                               max_kernels=args.max_kernels)
     except ValueError as exc:
         print(f"accelkit app: {exc}", file=sys.stderr)
         return 2
     cmd = voila_command(notebook, args.host, args.port, settings)
     print(f"accelkit app: http://{args.host}:{args.port}/  ({settings.pool_size} warm kernel(s); idle kernels "
-          f"reclaimed after {settings.cull_idle_s:g} s; Ctrl-C to stop)", flush=True)
+          f"reclaimed after {settings.cull_idle_s:g} s"
+          + (f"; at most {settings.max_kernels} kernels" if settings.max_kernels else "") + "; Ctrl-C to stop)", flush=True)
     # exec: the server takes this process's place, so SIGTERM or Ctrl-C reach Voila itself,
     # which shuts down every kernel it started before it exits
     os.execve(cmd[0], cmd, voila_environment())
@@ -182,6 +184,9 @@ def build_parser():
                      help="shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)")
     app.add_argument("--cull-interval", type=float, default=60, metavar="SECONDS",
                      help="how often to look for such kernels (default 60)")
+    app.add_argument("--max-kernels", type=int, default=0, metavar="N",
+                     help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "
+                          "is full (default 0: no cap; about 170 MB of memory each)")
     app.set_defaults(func=cmd_app)
 
     dev = sub.add_parser("devices", help="list the catalogue, or show one device")

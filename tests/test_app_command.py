@@ -50,3 +50,51 @@ def test_app_command_rejects_a_negative_setting_with_the_field_name(capsys):
 
     assert main(["app", "--cull-idle", "-5"]) == 2
     assert "cull_idle_s: expected a number >= 0" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_a_visitor_beyond_the_kernel_cap_gets_a_clear_full_page_not_a_blank_one(tmp_path):
+    """--max-kernels 1 without a pool: the first visitor holds the one kernel, the second is told why."""
+    import urllib.error
+
+    port = free_port()
+    cmd = accelkit_app(port) + ["--pool-size", "0", "--max-kernels", "1", "--cull-idle", "0"]
+    with serve(cmd, tmp_path / "voila.log") as process:
+        wait_for_port(port, process=process)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=120) as response:
+            assert response.status == 200 and "accelkit: choose an AI accelerator" in response.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=60)
+        page = err.value.read().decode("utf-8", "replace")
+    assert err.value.code == 503, f"expected 503 (the app is full), got {err.value.code}"
+    assert "The app is full right now" in page and "All 1 places are in use" in page, page[:500]
+    assert 'http-equiv="refresh"' in page, "the full page should retry by itself"
+
+
+def test_the_kernel_cap_offers_visitors_only_ready_warm_kernels():
+    """Voilà's pool counts and hands out kernels; under the cap a refill waiting for room is not offered."""
+    import asyncio
+
+    from voila.voila_kernel_manager import voila_kernel_manager_factory
+
+    from accelkit.kernelcap import CappedKernelManager
+
+    pooled = voila_kernel_manager_factory(CappedKernelManager, True, 1)
+    loop = asyncio.new_event_loop()
+    try:
+        ready, waiting = loop.create_future(), loop.create_future()
+        ready.set_result({"kernel_id": "k1"})
+        from types import SimpleNamespace
+
+        manager = SimpleNamespace(_pools={"app.ipynb": [waiting, ready]})  # the state the two methods read
+        assert pooled.get_pool_size(manager, "app.ipynb") == 1, "a refill still waiting for room counts as ready"
+        waiting.cancel()
+    finally:
+        loop.close()
+
+
+def test_max_kernels_below_the_pool_plus_one_visitor_is_refused(capsys):
+    from accelkit.cli import main
+
+    assert main(["app", "--pool-size", "2", "--max-kernels", "2"]) == 2
+    assert "max_kernels: expected at least pool_size + 1 = 3" in capsys.readouterr().err
