@@ -38,6 +38,8 @@ from pathlib import Path
 __all__ = ["AppSettings", "voila_command", "voila_environment", "TEMPLATE_NAME"]
 
 TEMPLATE_NAME = "accelkit"
+#: the Prometheus servers the app's operator allows visitors to query (``accelkit app --prometheus URL``)
+PROMETHEUS_ENV = "ACCELKIT_APP_PROMETHEUS"
 _SHARE = Path(__file__).resolve().parent / "share" / "jupyter"
 
 

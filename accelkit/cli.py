@@ -25,7 +25,7 @@ def notebooks_dir():
 
 
 def cmd_app(args):
-    from .appserver import AppSettings, voila_command, voila_environment
+    from .appserver import PROMETHEUS_ENV, AppSettings, voila_command, voila_environment
 
     notebook = notebooks_dir() / "app.ipynb"
     if args.host not in ("127.0.0.1", "localhost", "::1"):
@@ -42,12 +42,14 @@ def cmd_app(args):
         print(f"accelkit app: {exc}", file=sys.stderr)
         return 2
     cmd = voila_command(notebook, args.host, args.port, settings)
+    env = voila_environment()
+    env[PROMETHEUS_ENV] = ",".join(args.prometheus)
     print(f"accelkit app: http://{args.host}:{args.port}/  ({settings.pool_size} warm kernel(s); idle kernels "
           f"reclaimed after {settings.cull_idle_s:g} s"
           + (f"; at most {settings.max_kernels} kernels" if settings.max_kernels else "") + "; Ctrl-C to stop)", flush=True)
     # exec: the server takes this process's place, so SIGTERM or Ctrl-C reach Voila itself,
     # which shuts down every kernel it started before it exits
-    os.execve(cmd[0], cmd, voila_environment())
+    os.execve(cmd[0], cmd, env)
 
 
 def cmd_devices(args):
@@ -184,6 +186,9 @@ def build_parser():
                      help="shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)")
     app.add_argument("--cull-interval", type=float, default=60, metavar="SECONDS",
                      help="how often to look for such kernels (default 60)")
+    app.add_argument("--prometheus", action="append", default=[], metavar="URL",
+                     help="a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "
+                          "tab; repeat for more (default: none, so the app sends no request a visitor chose)")
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
                      help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "
                           "is full (default 0: no cap; about 170 MB of memory each)")

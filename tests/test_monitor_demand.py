@@ -135,3 +135,24 @@ def _catalog():
     from accelkit import load_catalog
 
     return load_catalog()
+
+
+def test_the_app_queries_only_the_prometheus_its_operator_allowed(monkeypatch):
+    """In the shared app a visitor must not make the server send requests to an address of their choosing."""
+    from accelkit.appserver import PROMETHEUS_ENV
+    from accelkit.ui.app import allowed_prometheus
+    from accelkit.ui.monitor import MonitorPanel
+
+    monkeypatch.setenv(PROMETHEUS_ENV, "http://prom:9090/, http://other:9090")
+    assert allowed_prometheus() == ("http://prom:9090", "http://other:9090")
+    panel = MonitorPanel(prometheus_allowed=allowed_prometheus())
+    assert panel.source_controls["prometheus_url"].value == "http://prom:9090", "the first allowed URL is offered"
+    panel.source_controls["prometheus_url"].value = "http://169.254.169.254/latest"
+    panel.source_controls["source"].value = "Prometheus"
+    panel.load()
+    assert "only the Prometheus its operator allowed: http://prom:9090, http://other:9090" in panel.message.value
+    closed = MonitorPanel(prometheus_allowed=())
+    closed.source_controls["prometheus_url"].value = "http://127.0.0.1:9090"
+    closed.source_controls["source"].value = "Prometheus"
+    closed.load()
+    assert "accelkit app --prometheus URL" in closed.message.value

@@ -23,11 +23,20 @@ import ipywidgets as W
 from IPython.display import display
 
 from .. import units
+from ..appserver import PROMETHEUS_ENV
 from ..scenario import Scenario, ScenarioError, resolve
 from . import controls as C
 from ._base import CSS, error_html
 
-__all__ = ["App", "TABS", "warm", "wait_for_visitor"]
+__all__ = ["App", "TABS", "warm", "wait_for_visitor", "allowed_prometheus", "PROMETHEUS_ENV"]
+
+def allowed_prometheus():
+    """The Prometheus base URLs a visitor of the app may query (none unless the operator set them).
+
+    The app runs on its operator's machine: a free URL field would let any visitor make
+    that machine send requests to any address it can reach.
+    """
+    return tuple(u.strip().rstrip("/") for u in os.environ.get(PROMETHEUS_ENV, "").split(",") if u.strip())
 
 
 def _tabs():
@@ -57,7 +66,7 @@ def _tabs():
         ("probe", "8 This machine", lambda s: [ProbePanel(scenario=s)]),
         ("decision", "9 Decision", lambda s: [DecisionPanel(s, run_sensitivity=False)]),
         ("trust", "10 How far to trust", lambda s: [ValidationPanel(s)]),
-        ("monitor", "11 Your GPUs", lambda s: [MonitorPanel(scenario=s)]),
+        ("monitor", "11 Your GPUs", lambda s: [MonitorPanel(scenario=s, prometheus_allowed=allowed_prometheus())]),
     ]
 
 

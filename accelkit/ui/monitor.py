@@ -36,8 +36,12 @@ class MonitorPanel(Panel):
 
     def __init__(self, source="example log", log_path="", prometheus_url="", since="1h", match="", seconds=10.0,
                  topology_path="example", device="", precision="bf16", candidates=8, memory_layout="sharded",
-                 scenario=None):
+                 scenario=None, prometheus_allowed=None):
         super().__init__(scenario)
+        # None: any URL (a notebook on one's own machine); a tuple: only these (the shared app)
+        self.prometheus_allowed = None if prometheus_allowed is None else tuple(prometheus_allowed)
+        if self.prometheus_allowed and not prometheus_url:
+            prometheus_url = self.prometheus_allowed[0]
         if source not in SOURCES:
             raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
         self.source_controls = {
@@ -86,6 +90,7 @@ class MonitorPanel(Panel):
                     raise M.MonitorError("give the path of an nvidia-smi CSV log")
                 samples = M.read_logs([p.strip() for p in v["log_path"].split(",") if p.strip()])
             elif v["source"] == "Prometheus":
+                self._check_prometheus(v["prometheus_url"].strip())
                 samples = M.query_prometheus(v["prometheus_url"].strip(), since=v["since"].strip() or "1h",
                                              match=v["match"].strip() or None)
             else:
@@ -102,6 +107,15 @@ class MonitorPanel(Panel):
             return None
         self.samples, self.topology = samples, topology
         return self.refresh()
+
+    def _check_prometheus(self, url):
+        allowed = self.prometheus_allowed
+        if allowed is None or url.rstrip("/") in allowed:
+            return
+        if not allowed:
+            raise M.MonitorError("this app queries no Prometheus: its operator can allow one with "
+                                 "`accelkit app --prometheus URL`")
+        raise M.MonitorError(f"this app queries only the Prometheus its operator allowed: {', '.join(allowed)}")
 
     # --- computing --------------------------------------------------------------------
     def compute(self):
