@@ -147,6 +147,17 @@ def wait_for_change(page, before, what="summary", timeout_ms=30_000):
     raise AssertionError(f"the {what} did not change within {timeout_ms / 1000:.0f} s after the control changed")
 
 
+def wait_until(page, condition, what, timeout_ms=30_000):
+    """Poll until ``condition(snapshot(page))`` holds (a chart may still be drawing when a test starts)."""
+    step = 250
+    for _ in range(timeout_ms // step):
+        now = snapshot(page)
+        if condition(now):
+            return now
+        page.wait_for_timeout(step)
+    raise AssertionError(f"{what} did not happen within {timeout_ms / 1000:.0f} s after the control changed")
+
+
 def no_error_output(page):
     """No Python traceback or error block anywhere on the page."""
     body = page.locator("body").inner_text()

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from .conftest import (
-    choose, control, no_error_output, open_page, snapshot, texts, type_number, wait_for_change,
+    choose, control, no_error_output, open_page, snapshot, texts, type_number, wait_for_change, wait_until,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -50,7 +50,8 @@ def test_roofline(page, chapters_url):
     no_error_output(page)
     before = snapshot(page)
     type_number(page, "batch [sequences]", 256)
-    after = wait_for_change(page, before, "plots")
+    after = wait_until(page, lambda now: "batch 256" in now["summary"] and now["plots"] != before["plots"],
+                       "the summary and the roofline chart changing for batch 256")
     assert "batch 256" in after["summary"]
     _bad_then_good(page, "batch [sequences]", 0, 16, "batch_size")
 
