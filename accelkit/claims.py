@@ -185,14 +185,14 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     hourly = cloud_row["cloud_usd_per_hour"] if cloud_usd_per_hour is None else cloud_usd_per_hour
     if hourly is None or np.isnan(hourly):
         raise ValueError(f"cloud_usd_per_hour: no cloud price for {cloud_row['name']} in the catalogue; enter one")
-    units = int(devices_needed(required, edge_ops, utilization))
+    n_edge = int(devices_needed(required, edge_ops, utilization))
     instances = int(devices_needed(required, cloud_ops, utilization))
 
     def options(unit_price):
         return [
-            tco.edge(f"edge: {units} × {edge['name']}", units, unit_price, edge["tdp_w"],
+            tco.edge(f"edge: {n_edge} × {edge['name']}", n_edge, unit_price, edge["tdp_w"],
                      electricity_usd_per_kwh=electricity_usd_per_kwh, maintenance_fraction_per_year=edge_maintenance_per_year,
-                     install_usd=install_usd_per_unit * units, lifetime_years=max(horizon_months / 12.0, 1.0)),
+                     install_usd=install_usd_per_unit * n_edge, lifetime_years=max(horizon_months / 12.0, 1.0)),
             tco.cloud(f"cloud: {instances} × {cloud_row['name']}", hourly, instances,
                       fixed_usd_per_month=cloud_network_usd_per_month),
         ]
@@ -207,7 +207,7 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     price_for_claim = ((1.0 - claimed_saving) * cloud_total - t0) / slope if slope > 0 else np.nan
     verdict = (
         f"{streams} streams × {fps:g} fps of {preset['name']} ({per_frame / units.GIGA:.1f} GFLOP per frame) need "
-        f"{units.flops_to_tflops(required):.2f} TOP/s: {units} × {edge['name']} ({units.flops_to_tflops(edge_ops):.1f} INT8 TOP/s, {basis[edge.name]}) or "
+        f"{units.flops_to_tflops(required):.2f} TOP/s: {n_edge} × {edge['name']} ({units.flops_to_tflops(edge_ops):.1f} INT8 TOP/s, {basis[edge.name]}) or "
         f"{instances} × {cloud_row['name']} in the cloud at {utilization:.0%} utilisation. Over {horizon_months} months the "
         f"edge costs ${edge_total:,.0f} and the cloud ${cloud_total:,.0f}: the edge saves {saving:.0%} "
         f"(the article: {claimed_saving:.0%}). "
@@ -217,7 +217,7 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     )
     return {
         "compare": table, "cumulative": tco.monthly_cumulative(options(price), horizon_months, discount_rate_per_year),
-        "edge_units": units, "cloud_instances": instances, "required_ops": required, "saving": saving,
+        "edge_units": n_edge, "cloud_instances": instances, "required_ops": required, "saving": saving,
         "edge_price_for_claim": price_for_claim, "edge_unit_price_usd": price, "cloud_usd_per_hour": hourly,
         "verdict": verdict,
     }
