@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import units
 from .catalog import find, load_catalog
 
 __all__ = ["bert_t4_vs_v100", "edge_table_claims", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud",
@@ -60,8 +61,8 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
             except ValueError:
                 break  # no published peak at this precision
             rows.append({
-                "device": device["name"], "precision": p, "batch": b, "latency_ms": r["ttft_s"] * 1e3,
-                "latency_ms_low": r["ttft_s_low"] * 1e3, "latency_ms_high": r["ttft_s_high"] * 1e3,
+                "device": device["name"], "precision": p, "batch": b, "latency_ms": units.s_to_ms(r["ttft_s"]),
+                "latency_ms_low": units.s_to_ms(r["ttft_s_low"]), "latency_ms_high": units.s_to_ms(r["ttft_s_high"]),
                 "sequences_per_s": b / r["ttft_s"],
                 "sequences_per_s_per_w": b / r["ttft_s"] / float(device["tdp_w"]),
                 "source": f"matmul: {r['matmul_source']} | memory: {r['memory_source']}",
@@ -121,7 +122,7 @@ def efficiency_claims(catalog=None):
         except ValueError:
             continue
         rows.append({"device": row["name"], "article_tflops": 40.0, "article_w": 50.0,
-                     "catalogue_figure": int8[row.name] / 1e12, "catalogue_w": row["tdp_w"],
+                     "catalogue_figure": units.flops_to_tflops(int8[row.name]), "catalogue_w": row["tdp_w"],
                      "basis": f"int8 TOP/s, {basis[row.name]} ({row['power_mode']})"})
     table = pd.DataFrame(rows)
     table["article_per_w"] = table["article_tflops"] / table["article_w"]
@@ -184,14 +185,14 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     hourly = cloud_row["cloud_usd_per_hour"] if cloud_usd_per_hour is None else cloud_usd_per_hour
     if hourly is None or np.isnan(hourly):
         raise ValueError(f"cloud_usd_per_hour: no cloud price for {cloud_row['name']} in the catalogue; enter one")
-    units = int(devices_needed(required, edge_ops, utilization))
+    n_edge = int(devices_needed(required, edge_ops, utilization))
     instances = int(devices_needed(required, cloud_ops, utilization))
 
     def options(unit_price):
         return [
-            tco.edge(f"edge: {units} × {edge['name']}", units, unit_price, edge["tdp_w"],
+            tco.edge(f"edge: {n_edge} × {edge['name']}", n_edge, unit_price, edge["tdp_w"],
                      electricity_usd_per_kwh=electricity_usd_per_kwh, maintenance_fraction_per_year=edge_maintenance_per_year,
-                     install_usd=install_usd_per_unit * units, lifetime_years=max(horizon_months / 12.0, 1.0)),
+                     install_usd=install_usd_per_unit * n_edge, lifetime_years=max(horizon_months / 12.0, 1.0)),
             tco.cloud(f"cloud: {instances} × {cloud_row['name']}", hourly, instances,
                       fixed_usd_per_month=cloud_network_usd_per_month),
         ]
@@ -205,8 +206,8 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     slope = (t1 - t0) / 1000.0
     price_for_claim = ((1.0 - claimed_saving) * cloud_total - t0) / slope if slope > 0 else np.nan
     verdict = (
-        f"{streams} streams × {fps:g} fps of {preset['name']} ({per_frame / 1e9:.1f} GFLOP per frame) need "
-        f"{required / 1e12:.2f} TOP/s: {units} × {edge['name']} ({edge_ops / 1e12:.1f} INT8 TOP/s, {basis[edge.name]}) or "
+        f"{streams} streams × {fps:g} fps of {preset['name']} ({per_frame / units.GIGA:.1f} GFLOP per frame) need "
+        f"{units.flops_to_tflops(required):.2f} TOP/s: {n_edge} × {edge['name']} ({units.flops_to_tflops(edge_ops):.1f} INT8 TOP/s, {basis[edge.name]}) or "
         f"{instances} × {cloud_row['name']} in the cloud at {utilization:.0%} utilisation. Over {horizon_months} months the "
         f"edge costs ${edge_total:,.0f} and the cloud ${cloud_total:,.0f}: the edge saves {saving:.0%} "
         f"(the article: {claimed_saving:.0%}). "
@@ -216,7 +217,7 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     )
     return {
         "compare": table, "cumulative": tco.monthly_cumulative(options(price), horizon_months, discount_rate_per_year),
-        "edge_units": units, "cloud_instances": instances, "required_ops": required, "saving": saving,
+        "edge_units": n_edge, "cloud_instances": instances, "required_ops": required, "saving": saving,
         "edge_price_for_claim": price_for_claim, "edge_unit_price_usd": price, "cloud_usd_per_hour": hourly,
         "verdict": verdict,
     }
@@ -255,8 +256,8 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
     edge, cloud = find(edge_device, catalog), find(cloud_device, catalog)
     from .projection.vision import seconds_at_utilization
 
-    infer_cloud = seconds_at_utilization(per_frame, int8[cloud.name], utilization) * 1e3
-    infer_edge = seconds_at_utilization(per_frame, int8[edge.name], utilization) * 1e3
+    infer_cloud = units.s_to_ms(seconds_at_utilization(per_frame, int8[cloud.name], utilization))
+    infer_edge = units.s_to_ms(seconds_at_utilization(per_frame, int8[edge.name], utilization))
     upload = frame_kb * 8.0 / uplink_mbps
     rows = [
         ("cloud", "network round trip", rtt_ms), ("cloud", "frame upload", upload),

@@ -81,7 +81,7 @@ def ring_allreduce_seconds(nbytes, n_devices, bandwidth, latency_s=0.0):
     Notes
     -----
     Worked example: 1 GB over 8 devices at 100 GB/s per direction takes
-    2 · 7/8 · 1e9 / 1e11 = 17.5 ms. Assumes the ring's bottleneck link is used
+    2 · 7/8 · 1 GB / (100 GB/s) = 17.5 ms. Assumes the ring's bottleneck link is used
     at full rate and that reduction compute is hidden.
     """
     _check_common(nbytes, n_devices, bandwidth, latency_s)

@@ -250,7 +250,7 @@ def implied_utilization(flops, n_devices, peak_flops, seconds):
     peak_flops : numeric
         Dense peak per device [FLOP/s].
     seconds : numeric
-        Wall-clock time [s]; ``device_hours × 3600 / n_devices`` for runs reported
+        Wall-clock time [s]; ``device_hours × units.SECONDS_PER_HOUR / n_devices`` for runs reported
         in device-hours.
 
     Returns
@@ -262,7 +262,7 @@ def implied_utilization(flops, n_devices, peak_flops, seconds):
     -----
     Definition of MFU in [4]_ appendix B. Worked example: Llama 2 7B, 2.0e12
     tokens, 184,320 A100-80GB GPU-hours (Touvron et al. 2023, arXiv:2307.09288,
-    table 2): 6 × 6.74e9 × 2e12 / (184320 × 3600 × 312e12) ≈ 0.39.
+    table 2): 6 × 6.74e9 × 2e12 FLOP / (184,320 h × 3.6e3 s/h × 312e12 FLOP/s) ≈ 0.39.
     """
     check_positive("flops", flops, "an amount of compute in FLOP")
     check_positive("n_devices", n_devices, "a number of devices")

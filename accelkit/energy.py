@@ -86,7 +86,7 @@ def job_energy_kwh(power_w, seconds, n_devices=1, pue=1.0):
     """:func:`job_energy_joules` in kWh.
 
     Worked example ([2]_ table 2): Llama 2 7B, 184,320 GPU-hours at 400 W,
-    PUE 1: 184320 × 3600 s × 400 W = 73,728 kWh.
+    PUE 1: 184,320 h × 400 W = 73,728,000 Wh = 73,728 kWh.
     """
     return units.joules_to_kwh(job_energy_joules(power_w, seconds, n_devices, pue))
 

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
+from . import units
 from ._validate import check_choice, check_number
 from .catalog import PRECISION_COLUMNS, peak_flops
 from .memory import BYTES_PER_PARAM, weight_bytes
@@ -271,8 +272,8 @@ def precision_table(catalog, devices, precisions=("fp32", "tf32", "bf16", "fp16"
     rows = catalog[catalog["name"].isin(list(devices))]
     out = []
     for p in precisions:
-        peak = peak_flops(rows, p) / 1e12
-        fp32 = peak_flops(rows, "fp32") / 1e12
+        peak = units.flops_to_tflops(peak_flops(rows, p))
+        fp32 = units.flops_to_tflops(peak_flops(rows, "fp32"))
         for name, value, base in zip(rows["name"], peak, fp32):
             out.append({"device": name, "precision": p, "peak_tflops": value,
                         "speedup_vs_fp32": value / base if base == base and base else np.nan,

@@ -140,6 +140,10 @@ def _weights(name, value):
     return out
 
 
+#: plausibility bounds that catch a typo: counts up to a million, rates up to a billion per second
+_MAX_COUNT, _MAX_RATE = 1e6, 1e9
+
+
 def _spec(default, check, help_text, unit=""):
     return field(default=default, metadata={"check": check, "help": help_text, "unit": unit})
 
@@ -161,7 +165,7 @@ class Scenario:
                             "Sequences held in memory at once across the cluster (training) or decoded together (inference)",
                             "count")
     seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), "Tokens per sequence", "tokens")
-    output_tokens: int = _spec(256, _num(low=1, high=1e6, integer=True), "Tokens generated per request (inference)", "tokens")
+    output_tokens: int = _spec(256, _num(low=1, high=_MAX_COUNT, integer=True), "Tokens generated per request (inference)", "tokens")
     precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
     utilization: float | None = _spec(None, _num(low=0, high=1, low_open=True, allow_none=True),
                                       "Your own MFU (fraction of the dense peak) instead of the projected one; "
@@ -171,7 +175,7 @@ class Scenario:
                                      "Time per output token target (inference, median)", "ms")
     ttft_target_ms: float | None = _spec(None, _num(low=0, high=1e7, low_open=True, allow_none=True),
                                          "Time to first token target (LLM serving, median); empty: none", "ms")
-    requests_per_s: float = _spec(1.0, _num(low=0, high=1e9, low_open=True), "Inference requests per second to serve", "1/s")
+    requests_per_s: float = _spec(1.0, _num(low=0, high=_MAX_RATE, low_open=True), "Inference requests per second to serve", "1/s")
     budget_usd: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Total budget over the horizon", "USD")
     power_envelope_w: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Power available per device", "W")
     deployment: str = _spec("cloud", _choice(DEPLOYMENTS), "cloud, on-prem or edge")
@@ -192,13 +196,13 @@ class Scenario:
     devices: list = field(
         default_factory=list, metadata={"check": _device_names, "help": "Devices shortlisted so far", "unit": ""}
     )
-    n_devices: int = _spec(8, _num(low=1, high=1e6, integer=True), "Devices in the cluster", "count")
+    n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), "Devices in the cluster", "count")
     zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")
     horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
     hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")
     electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), "Electricity tariff", "USD/kWh")
     pue: float = _spec(1.4, _num(low=1, high=5), "Power usage effectiveness of the hall", "")
-    streams: int = _spec(10, _num(low=1, high=1e6, integer=True), "Video streams (edge)", "count")
+    streams: int = _spec(10, _num(low=1, high=_MAX_COUNT, integer=True), "Video streams (edge)", "count")
     frames_per_s: float = _spec(30.0, _num(low=0, high=1e4, low_open=True), "Frames per second per stream (edge)", "1/s")
     weights: dict = field(
         default_factory=dict,

@@ -66,7 +66,7 @@ def compute_need(scenario):
         return {
             "total_flops": per_request, "required_flops_per_s": per_request * rate, "flops_per_token": per_request,
             "deadline_s": np.nan, "work_unit": "frames", "requests_per_s": rate,
-            "rule": (f"{per_request / 1e9:.3g} GFLOP per frame × {scenario.streams} streams × "
+            "rule": (f"{per_request / units.GIGA:.3g} GFLOP per frame × {scenario.streams} streams × "
                      f"{scenario.frames_per_s:g} frames/s"),
         }
     tokens_per_request = scenario.seq_len + (scenario.output_tokens if kind in ("decoder", "moe-decoder") else 0)
@@ -460,7 +460,7 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     frame_s = seconds_at_utilization(per_frame, ops, utilization)
     out["fps_per_unit"] = 1.0 / frame_s
     out["units"] = np.ceil(np.round(streams * fps / out["fps_per_unit"], 9)).clip(lower=1)
-    out["frame_ms"] = frame_s * 1e3
+    out["frame_ms"] = units.s_to_ms(frame_s)
     out["power_w"] = out["units"] * out["tdp_w"]
     out["cost_usd"] = out["units"] * out["price_usd"]
     weights = float(preset["params"]) * memory.bytes_per_param(precision)

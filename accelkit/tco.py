@@ -5,7 +5,8 @@ Each option is a small frozen dataclass built with :func:`edge`, :func:`cloud` o
 into a monthly cash-flow table; :func:`compare` returns one row per option, and
 :func:`monthly_cumulative` the long table behind a cumulative-cost chart.
 
-Model (all figures in USD; a month is 365.25/12 days):
+Model (all figures in USD; a month is a twelfth of a mean Gregorian year,
+``units.DAYS_PER_MONTH`` days):
 
 * owned (edge / on-prem): purchase at month 0 (``units × unit_price + install``),
   re-purchase when the lifetime ends inside the horizon, monthly energy
@@ -35,6 +36,7 @@ from dataclasses import dataclass, fields
 import numpy as np
 import pandas as pd
 
+from . import units
 from ._validate import check_non_negative, check_number, check_positive
 
 __all__ = [
@@ -50,7 +52,7 @@ __all__ = [
     "break_even_month",
 ]
 
-DAYS_PER_MONTH = 365.25 / 12
+DAYS_PER_MONTH = units.DAYS_PER_MONTH
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,7 @@ def cost_stream(option, horizon_months=36, discount_rate_per_year=0.0):
         for b in buys:
             cols["purchase"][int(np.floor(b))] += capex
         cols["purchase"][0] += option.install_usd
-        kwh_month = option.units * option.power_w * option.hours_per_day * DAYS_PER_MONTH / 1000.0
+        kwh_month = option.units * option.power_w * option.hours_per_day * DAYS_PER_MONTH / units.WATTS_PER_KW
         cols["energy"] = running * kwh_month * option.electricity_usd_per_kwh * option.pue
         cols["maintenance"] = running * option.maintenance_fraction_per_year * capex / 12.0
         cols["fixed"] = running * option.fixed_usd_per_month

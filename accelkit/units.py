@@ -6,19 +6,39 @@ here so that a factor of 1000 is never written twice. 1 GB = 1e9 bytes, as
 accelerator vendors print memory and bandwidth; names that say ``gib`` use 2**30.
 """
 
+MILLI = 1e-3
 KILO = 1e3
 MEGA = 1e6
 GIGA = 1e9
 TERA = 1e12
 PETA = 1e15
+EXA = 1e18
+KIB = 2**10
+MIB = 2**20
 GIB = 2**30
 
-MS_PER_S = 1e3  # milliseconds per second
+MILLISECONDS_PER_SECOND = 1e3
+SECONDS_PER_MINUTE = 60.0
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
+SECONDS_PER_WEEK = 604800.0
 HOURS_PER_YEAR = 8760.0
 DAYS_PER_YEAR = 365.25
+#: mean Gregorian month [days], 365.25 / 12
+DAYS_PER_MONTH = DAYS_PER_YEAR / 12
+#: watts in a kilowatt (energy tariffs are per kWh)
+WATTS_PER_KW = 1e3
 JOULES_PER_KWH = 3.6e6
+
+
+def s_to_ms(seconds):
+    """s -> ms."""
+    return seconds * MILLISECONDS_PER_SECOND
+
+
+def ms_to_s(ms):
+    """ms -> s."""
+    return ms / MILLISECONDS_PER_SECOND
 
 
 def tflops_to_flops(tflops):

@@ -1,4 +1,15 @@
-"""The decision engine: hard constraints with reasons, weighted score, sensitivity."""
+"""The decision engine: hard constraints with reasons, weighted score, sensitivity.
+
+These tests check behaviour and internal consistency, not a published worked
+example: the method is a weighted-sum multi-criteria decision (Triantaphyllou,
+*Multi-Criteria Decision Making Methods: A Comparative Study*, Springer 2000, ch. 2,
+doi:10.1007/978-1-4757-3157-6) after hard constraints, with one-at-a-time sensitivity
+(Saltelli et al., *Global Sensitivity Analysis: The Primer*, Wiley 2008, ch. 1) and
+Monte-Carlo rank acceptability (Lahdelma & Salminen, Operations Research 49(3),
+2001, doi:10.1287/opre.49.3.444.11220). Device figures (TDP, memory, peaks) are the
+catalogue's datasheet values; model memory follows ZeRO (Rajbhandari et al. 2020,
+arXiv:1910.02054, §3.1: 16 bytes per parameter for mixed-precision Adam).
+"""
 
 from __future__ import annotations
 
@@ -19,6 +30,7 @@ def base():
 
 
 def test_every_device_appears_once_with_a_status(base, catalog):
+    """Internal consistency: every catalogue row is ranked or excluded with a reason."""
     ranked = select.rank(base, catalog)
     assert sorted(ranked["name"]) == sorted(catalog["name"])
     assert set(ranked["status"]) <= {"shortlisted", "excluded"}
@@ -46,6 +58,7 @@ def test_every_device_appears_once_with_a_status(base, catalog):
     ],
 )
 def test_each_hard_constraint_excludes_with_its_reason(base, catalog, changes, device, expected):
+    """Each hard constraint excludes a device whose datasheet figure fails it (e.g. H100 SXM 700 W TDP, NVIDIA datasheet); the reason names it."""
     scenario = base.copy().update(**changes)
     row = _row(select.rank(scenario, catalog), device)
     assert row["status"] == "excluded", f"{device} should be excluded by {changes}"
@@ -53,6 +66,7 @@ def test_each_hard_constraint_excludes_with_its_reason(base, catalog, changes, d
 
 
 def test_latency_target_excludes_slow_inference(catalog):
+    """Behaviour: a 5 ms per-token target excludes an L4 (300 GB/s datasheet bandwidth: 13.5 GB of weights take ~45 ms per token, Pope et al. 2023 memory-bound floor)."""
     s = Scenario(workload="inference", model="Llama-2 7B", deployment="on-prem", latency_target_ms=5, batch_size=1,
                  n_devices=1)
     ranked = select.rank(s, catalog)
@@ -61,6 +75,7 @@ def test_latency_target_excludes_slow_inference(catalog):
 
 
 def test_a_70b_model_in_bf16_never_ranks_a_24gb_card_as_a_single_device(catalog):
+    """Hand-worked: 70e9 parameters × 2 bytes = 140 GB of bf16 weights (Llama 2 paper, arXiv:2307.09288); only devices with enough memory may pass."""
     # 70e9 × 2 bytes = 140 GB of weights: only devices with >= 140 GB usable may be shortlisted
     s = Scenario(workload="inference", model="Llama-2 70B", precision="bf16", n_devices=1, deployment="on-prem",
                  latency_target_ms=1000, batch_size=1)
@@ -73,6 +88,7 @@ def test_a_70b_model_in_bf16_never_ranks_a_24gb_card_as_a_single_device(catalog)
 
 
 def test_raising_a_weight_moves_the_devices_strong_on_it_up(base, catalog):
+    """Property of a weighted sum (Triantaphyllou 2000, ch. 2): a larger weight widens the lead of the device best on that criterion."""
     low = select.rank(base, catalog, weights={"cost": 0.1})
     high = select.rank(base, catalog, weights={"cost": 10})
     short = low[low["status"] == "shortlisted"].set_index("name")
@@ -84,6 +100,7 @@ def test_raising_a_weight_moves_the_devices_strong_on_it_up(base, catalog):
 
 
 def test_bad_weights_are_rejected(base, catalog):
+    """Behaviour, not a formula: unknown or negative weights raise a clear ValueError."""
     with pytest.raises(ValueError, match="unknown criterion 'speed'"):
         select.rank(base, catalog, weights={"speed": 1})
     with pytest.raises(ValueError, match="time must be a weight >= 0"):
@@ -91,6 +108,7 @@ def test_bad_weights_are_rejected(base, catalog):
 
 
 def test_grid_agrees_with_rank_at_the_scenario_point(catalog):
+    """Internal consistency: the vectorised grid and rank() pick the same winner at the scenario point."""
     s = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
     winner = select.rank(s, catalog).iloc[0]["name"]
     grid = select.rank_grid(s, [7e9], [2e10], catalog)
@@ -101,6 +119,7 @@ def test_grid_agrees_with_rank_at_the_scenario_point(catalog):
 
 
 def test_sensitivity_finds_the_price_at_which_the_winner_changes(base, catalog):
+    """Internal consistency of one-at-a-time sensitivity (Saltelli et al. 2008, ch. 1): the reported switch value is where the scan changes winner."""
     summary, scan = select.sensitivity(base, catalog)
     assert set(summary["assumption"]) == {"winner_efficiency", "utilization", "winner_price", "hours_per_day",
                                           "horizon_months", "electricity_usd_per_kwh"}

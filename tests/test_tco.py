@@ -1,4 +1,14 @@
-"""Edge / cloud / on-prem TCO against a case computed by hand."""
+"""Edge / cloud / on-prem TCO against a case computed by hand.
+
+Source of the definitions: total cost of ownership as capital (purchase, replacement
+at end of life, straight-line residual value) plus operating cost (energy × PUE,
+maintenance, rent) over a horizon, discounted at a yearly rate -- Barroso, Hölzle &
+Ranganathan, *The Datacenter as a Computer*, 3rd ed., Morgan & Claypool 2018,
+ch. 6 "Modeling Costs" (doi:10.2200/S00874ED3V01Y201809CAC046); PUE as defined by The
+Green Grid (White Paper #49, 2012). No published worked example is reproduced: the
+cases below are computed by hand from those definitions (internal consistency);
+$0.526/h is the catalogue's on-demand T4 price.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +19,7 @@ from accelkit import tco
 
 
 def test_hand_computed_edge_vs_cloud_case():
+    """Hand-worked case from the TCO definitions (Barroso et al. 2018, ch. 6); break-even solved by hand."""
     # 10 edge boxes at $2,000, 60 W, 24 h/day, $0.10/kWh, PUE 1, 5 %/year maintenance, 36 months, no residual:
     #   purchase 20,000; energy 10·60 W·24 h·30.4375 d = 438.3 kWh/month -> $43.83/month;
     #   maintenance 0.05·20,000/12 = $83.33/month; 36 months: 20,000 + 36·(43.83 + 83.33) = $24,577.8
@@ -26,6 +37,7 @@ def test_hand_computed_edge_vs_cloud_case():
 
 
 def test_replacement_and_residual_value():
+    """Hand-worked: re-purchase at end of life and straight-line residual value (Barroso et al. 2018, ch. 6, depreciation)."""
     # lifetime 2 years inside a 3-year horizon: bought at month 0 and month 24
     box = tco.edge("box", 1, 1000, 0, lifetime_years=2, maintenance_fraction_per_year=0)
     stream = tco.cost_stream(box, 36)
@@ -36,6 +48,7 @@ def test_replacement_and_residual_value():
 
 
 def test_discounting_lowers_future_costs():
+    """Present value factor (1 + r)^(−months/12) (standard discounting; Barroso et al. 2018, ch. 6); hand-worked month 12."""
     c = tco.cloud("c", 1.0)
     plain = tco.compare([c], 36)["total_usd"][0]
     npv = tco.compare([c], 36, discount_rate_per_year=0.08)["total_usd"][0]
@@ -44,6 +57,7 @@ def test_discounting_lowers_future_costs():
 
 
 def test_monthly_cumulative_is_long_format():
+    """Internal consistency: the cumulative table is long-format and non-decreasing until the residual credit."""
     table = tco.monthly_cumulative([tco.cloud("a", 1.0), tco.edge("b", 1, 100, 10)], 12)
     assert set(table.columns) >= {"option", "kind", "month", "cumulative_usd"}
     assert len(table) == 2 * 13
@@ -56,11 +70,13 @@ def test_monthly_cumulative_is_long_format():
 
 
 def test_break_even_month_never_and_immediately():
+    """Internal consistency: break-even is the first month the cumulative costs cross, NaN when they never do."""
     assert np.isnan(tco.break_even_month([10, 20, 30], [0, 5, 10]))
     assert tco.break_even_month([0, 1, 2], [5, 6, 7]) == 0
 
 
 def test_cost_per_unit_of_work():
+    """Hand-worked: $1/h × 24 h × 30.4375 days (a twelfth of 365.25) / 1000 units."""
     table = tco.compare([tco.cloud("a", 1.0)], 1, work_units=1000)
     assert table.loc[0, "usd_per_unit"] == pytest.approx(24 * 30.4375 / 1000)
 
@@ -79,5 +95,6 @@ def test_cost_per_unit_of_work():
     ],
 )
 def test_bad_input_names_the_argument(call, argument):
+    """Behaviour, not a formula: bad input raises a ValueError naming the argument (DESIGN.md conventions)."""
     with pytest.raises(ValueError, match=argument):
         call()

@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import units
 from .samples import MonitorError
 
 __all__ = ["add_parser", "run", "render_text"]
@@ -107,7 +108,7 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         "SM": d["sm_active_mean"].map(lambda v: _num(v, "{:.0%}")),
         "tensor": d["tensor_active_mean"].map(lambda v: _num(v, "{:.0%}")),
         "DRAM": d["dram_active_mean"].map(lambda v: _num(v, "{:.0%}")),
-        "mem used GiB": (d["memory_used_max_bytes"] / 2**30).map(lambda v: _num(v, "{:.1f}")),
+        "mem used GiB": (units.bytes_to_gib(d["memory_used_max_bytes"])).map(lambda v: _num(v, "{:.1f}")),
         "power/limit": d["power_fraction"].map(lambda v: _num(v, "{:.0%}")),
         "clock/max": d["clock_fraction"].map(lambda v: _num(v, "{:.0%}")),
         "max °C": d["temperature_max_c"].map(lambda v: _num(v, "{:.0f}")),
@@ -131,7 +132,7 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
 
         a = table.attrs
         unit = "TFLOP/s" if a["basis"] == "compute" else "GB/s"
-        scale = 1e12 if a["basis"] == "compute" else 1e9
+        scale = units.TERA if a["basis"] == "compute" else units.GIGA
         rows = pd.DataFrame({
             "device": table["name"] + table["is_monitored"].map({True: " (monitored)", False: ""}),
             f"rate {unit}": (table["rate"] / scale).map(lambda v: f"{v:,.0f}"),
@@ -143,7 +144,7 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         })
         what = f"{a['precision']} dense matmul" if a["basis"] == "compute" else "memory bandwidth"
         lines += ["", f"right-size ({what}; achievable figures = datasheet × published efficiency; memory = sum of "
-                      f"the GPUs' peak use, {_num(a['memory_needed_bytes'] / 1e9, '{:.0f}')} GB):",
+                      f"the GPUs' peak use, {_num(units.bytes_to_gb(a['memory_needed_bytes']), '{:.0f}')} GB):",
                   rows.to_string(index=False), "", sentence(table)]
     return "\n".join(lines)
 

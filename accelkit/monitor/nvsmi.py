@@ -33,11 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import units
 from .samples import MIB, MonitorError, tidy
 
 __all__ = ["read_log", "read_logs", "parse_log_text", "FIELDS", "EXPECTED_FIELDS"]
 
-_GIB, _KIB = 2**30, 2**10
+_GIB, _KIB = units.GIB, units.KIB
 
 #: nvidia-smi field -> (sample column, kind); the first name of each group is the one we suggest
 FIELDS = {
@@ -77,9 +78,9 @@ _MISSING = {"[not supported]", "[n/a]", "n/a", "[unknown error]", "", "[insuffic
 _NUMBER = re.compile(r"^([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z%°]*)$")
 _UNITS = {
     "percent": {"%": 0.01, "": 0.01},
-    "memory": {"MiB": MIB, "GiB": _GIB, "KiB": _KIB, "B": 1.0, "MB": 1e6, "GB": 1e9},
-    "power": {"W": 1.0, "mW": 1e-3, "kW": 1e3},
-    "clock": {"MHz": 1e6, "GHz": 1e9, "kHz": 1e3, "Hz": 1.0},
+    "memory": {"MiB": MIB, "GiB": _GIB, "KiB": _KIB, "B": 1.0, "MB": units.MEGA, "GB": units.GIGA},
+    "power": {"W": 1.0, "mW": units.MILLI, "kW": units.KILO},
+    "clock": {"MHz": units.MEGA, "GHz": units.GIGA, "kHz": units.KILO, "Hz": 1.0},
     "temperature": {"": 1.0, "C": 1.0, "°C": 1.0},
     "int": {"": 1.0},
 }

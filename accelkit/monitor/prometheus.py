@@ -35,7 +35,8 @@ import urllib.request
 
 import pandas as pd
 
-from .samples import MIB, MonitorError, tidy
+from .. import units
+from .samples import MHZ, MIB, MonitorError, tidy
 
 __all__ = ["DCGM_METRICS", "REQUIRED_METRIC", "parse_duration", "choose_step", "query_range", "query_prometheus"]
 
@@ -51,16 +52,18 @@ DCGM_METRICS = {
     "DCGM_FI_DEV_POWER_USAGE": ("power_w", 1.0),
     "DCGM_FI_DEV_POWER_MGMT_LIMIT": ("power_limit_w", 1.0),
     "DCGM_FI_DEV_GPU_TEMP": ("temperature_c", 1.0),
-    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_hz", 1e6),
-    "DCGM_FI_DEV_MAX_SM_CLOCK": ("sm_clock_max_hz", 1e6),
+    "DCGM_FI_DEV_SM_CLOCK": ("sm_clock_hz", MHZ),
+    "DCGM_FI_DEV_MAX_SM_CLOCK": ("sm_clock_max_hz", MHZ),
     "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS": ("throttle_reasons", 1.0),
     "DCGM_FI_DEV_CLOCKS_EVENT_REASONS": ("throttle_reasons", 1.0),
 }
 #: without this one there is nothing to summarise
 REQUIRED_METRIC = "DCGM_FI_DEV_GPU_UTIL"
 
-_UNITS_S = {"ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0, "w": 604800.0}
-_NICE_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 86400)
+_UNITS_S = {"ms": units.MILLI, "s": 1.0, "m": units.SECONDS_PER_MINUTE, "h": units.SECONDS_PER_HOUR,
+            "d": units.SECONDS_PER_DAY, "w": units.SECONDS_PER_WEEK}
+_NICE_STEPS = ((1, 2, 5, 10, 15, 30) + tuple(int(units.SECONDS_PER_MINUTE) * m for m in (1, 2, 5, 10, 15, 30))
+               + tuple(int(units.SECONDS_PER_HOUR) * h for h in (1, 2, 6, 24)))
 
 
 def parse_duration(text):

@@ -39,11 +39,13 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .. import units
+
 __all__ = ["COLUMNS", "FRACTION_COLUMNS", "MonitorError", "tidy", "empty", "THROTTLE_BITS", "throttle_words",
            "MIB", "MHZ"]
 
-MIB = 2**20
-MHZ = 1e6
+MIB = units.MIB
+MHZ = units.MEGA
 
 #: columns of the sample table, in order, with their dtype
 COLUMNS = {

@@ -40,6 +40,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from .. import units
 from .samples import LIMITING_BITS, MonitorError, throttle_words, tidy
 
 __all__ = ["THRESHOLDS", "Summary", "summarize", "device_stats", "verdict", "identify_device", "VERDICTS"]
@@ -131,7 +132,7 @@ def device_stats(samples, catalog_row=None, thresholds=None):
     t = dict(THRESHOLDS, **(thresholds or {}))
     rows = []
     tdp = _f(catalog_row.get("tdp_w")) if catalog_row is not None else float("nan")
-    mem_cat = _f(catalog_row.get("memory_gb")) * 1e9 if catalog_row is not None else float("nan")
+    mem_cat = units.gb_to_bytes(_f(catalog_row.get("memory_gb"))) if catalog_row is not None else float("nan")
     for (host, gpu), g in samples.groupby(["host", "gpu"], sort=True):
         u = g["util_fraction"].dropna()
         if u.empty:
@@ -203,8 +204,8 @@ def _throttling(stats, t):
         reasons = r["throttle_reasons"]
         if r["clock_held_fraction"] == r["clock_held_fraction"] and r["clock_held_fraction"] >= t["throttle_share"]:
             out.append({"gpu": who, "cause": "clocks", "text":
-                        f"{who}: SM clock under load averaged {r['sm_clock_loaded_mean_hz'] / 1e9:.2f} GHz, "
-                        f"{_pct(r['clock_fraction'])} of its {r['sm_clock_max_hz'] / 1e9:.2f} GHz "
+                        f"{who}: SM clock under load averaged {r['sm_clock_loaded_mean_hz'] / units.GIGA:.2f} GHz, "
+                        f"{_pct(r['clock_fraction'])} of its {r['sm_clock_max_hz'] / units.GIGA:.2f} GHz "
                         f"{r['sm_clock_max_source']}; below {_pct(t['throttle_clock'])} in "
                         f"{_pct(r['clock_held_fraction'])} of the loaded samples"
                         + (f" (driver's reasons: {reasons})" if reasons else "")})

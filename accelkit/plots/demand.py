@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import units
 from ._common import PALETTE, add_lines, empty_figure, layout, vendor_color
 
 __all__ = ["devices_needed_chart", "memory_breakdown_chart", "seed_rule_chart"]
@@ -39,7 +40,7 @@ def devices_needed_chart(table, title):
             marker={"color": [vendor_color(v) for v in data["vendor"]]},
             error_x={"type": "data", "symmetric": False, "array": (high - data["devices_for_target"]).clip(lower=0),
                      "arrayminus": (data["devices_for_target"] - low).clip(lower=0), "color": "#555"},
-            customdata=np.stack([data["peak_flops"] / 1e12, data["device_hours"], hover_cost, low, high,
+            customdata=np.stack([units.flops_to_tflops(data["peak_flops"]), data["device_hours"], hover_cost, low, high,
                                  _wrap(source)], axis=-1),
             hovertemplate="<b>%{y}</b><br>%{x:.0f} devices for the target (range %{customdata[3]:.0f}-"
             "%{customdata[4]:.0f})<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
@@ -94,9 +95,9 @@ def seed_rule_chart(seed_table):
     """The source text's demand example: its claim vs the arithmetic, log scale."""
     fig = go.Figure(
         go.Bar(
-            x=seed_table["method"], y=seed_table["flops_per_s"] / 1e12,
+            x=seed_table["method"], y=units.flops_to_tflops(seed_table["flops_per_s"]),
             marker={"color": ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"][: len(seed_table)]},
-            text=[f"{v / 1e12:.3g}" for v in seed_table["flops_per_s"]], textposition="outside",
+            text=[f"{units.flops_to_tflops(v):.3g}" for v in seed_table["flops_per_s"]], textposition="outside",
             customdata=seed_table["explanation"],
             hovertemplate="%{x}<br>%{y:.3g} TFLOP/s<br>%{customdata}<extra></extra>",
         )

@@ -7,6 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from .. import units
 from ._common import PALETTE, empty_figure, layout
 
 __all__ = ["probe_vs_datasheet_bar", "matmul_shapes_chart", "precision_chart", "utilization_chart"]
@@ -39,7 +40,7 @@ def probe_vs_datasheet_bar(results, title=None):
     matmul = matmul.assign(order=matmul["dtype"].map({d: i for i, d in enumerate(_DTYPE_ORDER)})).sort_values("order")
     fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.12,
                         subplot_titles=("matmul, best shape [TFLOP/s, TOP/s for int8]", "memory bandwidth [GB/s]"))
-    for col, data, scale in ((1, matmul, 1e12), (2, memory, 1e9)):
+    for col, data, scale in ((1, matmul, units.TERA), (2, memory, units.GIGA)):
         if data.empty:
             continue
         labels = (data["dtype"] if col == 1 else data["probe"].str.replace("_", " ")).tolist()
@@ -73,7 +74,7 @@ def matmul_shapes_chart(results, title="Matmul throughput by shape"):
     for i, dtype in enumerate([d for d in _DTYPE_ORDER if d in set(data["dtype"])]):
         group = data[data["dtype"] == dtype]
         fig.add_trace(go.Scatter(
-            x=group["shape"], y=group["measured"] / 1e12, mode="lines+markers", name=dtype,
+            x=group["shape"], y=units.flops_to_tflops(group["measured"]), mode="lines+markers", name=dtype,
             marker={"color": PALETTE[i % len(PALETTE)], "size": 9},
             hovertemplate=f"{dtype} %{{x}}: %{{y:,.3g}} T{'OP' if dtype == 'int8' else 'FLOP'}/s<extra></extra>",
         ))

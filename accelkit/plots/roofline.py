@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import units
 from ._common import PALETTE, add_lines, empty_figure, layout, unit_of
 
 __all__ = ["roofline_chart", "bert_claim_chart"]
@@ -34,7 +35,7 @@ def roofline_chart(devices, workloads, precision, title=None):
     fig = go.Figure()
     for i, (_, d) in enumerate(devices.iterrows()):
         color = PALETTE[i % len(PALETTE)]
-        y = np.minimum(d["peak_flops"], d["bandwidth"] * x) / 1e12
+        y = np.minimum(d["peak_flops"], d["bandwidth"] * x) / units.TERA
         ridge = d["peak_flops"] / d["bandwidth"]
         fig.add_trace(go.Scatter(
             x=x, y=y, mode="lines", name=d["name"], line={"color": color, "width": 2},
@@ -42,7 +43,7 @@ def roofline_chart(devices, workloads, precision, title=None):
                            f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
         ))
         if np.isfinite(d.get("achievable_flops", np.nan)) and np.isfinite(d.get("achievable_bandwidth", np.nan)):
-            ya = np.minimum(d["achievable_flops"], d["achievable_bandwidth"] * x) / 1e12
+            ya = np.minimum(d["achievable_flops"], d["achievable_bandwidth"] * x) / units.TERA
             src = "<br>".join(str(d.get("efficiency_source", ""))[i:i + 80]
                               for i in range(0, len(str(d.get("efficiency_source", ""))), 80))
             fig.add_trace(go.Scatter(
@@ -51,7 +52,7 @@ def roofline_chart(devices, workloads, precision, title=None):
                 hovertemplate=(f"<b>{d['name']}</b>, achievable (published measurements)<br>intensity %{{x:.3g}} "
                                f"FLOP/B<br>attainable %{{y:,.1f}} {unit}<br>{src}<extra></extra>"),
             ))
-        pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / 1e12
+        pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / units.TERA
         fig.add_trace(go.Scatter(
             x=workloads["intensity"], y=pts, mode="markers", showlegend=False,
             marker={"color": color, "size": 9, "line": {"width": 1, "color": "white"}},

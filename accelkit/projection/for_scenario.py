@@ -141,8 +141,8 @@ def _serving(scenario, catalog, measurements, ceil, kind, search=False):
                   batch_size=None if slo else scenario.batch_size, input_tokens=scenario.seq_len,
                   output_tokens=1 if encoder else scenario.output_tokens,
                   schedule="static" if encoder else "continuous", catalog=catalog, measurements=measurements,
-                  check_memory=False, tpot_target_s=scenario.latency_target_ms / 1e3 if slo else None,
-                  ttft_target_s=ttft / 1e3 if slo and ttft else None)
+                  check_memory=False, tpot_target_s=units.ms_to_s(scenario.latency_target_ms) if slo else None,
+                  ttft_target_s=units.ms_to_s(ttft) if slo and ttft else None)
     out = r.copy()
     if encoder:
         # one prefill answers a batch of requests

@@ -53,6 +53,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
+from .. import units
 from .._validate import check_choice, check_integer
 from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
@@ -360,16 +361,16 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     why[(why == "") & no_link] = "no published link bandwidth for tensor parallelism"
     short = (why == "") & ~np.isfinite(batch_used)
     if slo and short.any():
-        for i in np.flatnonzero(short & (np.nanmax(np.where(np.isfinite(fit), fit, 1e18), axis=1) >= 1)):
+        for i in np.flatnonzero(short & (np.nanmax(np.where(np.isfinite(fit), fit, np.inf), axis=1) >= 1)):
             tpot1, ttft1 = slo_best[0][i], slo_best[1][i]
             parts = []
             if tpot_target_s is not None and tpot1 > tpot_target_s:
-                parts.append(f"{tpot1 * 1e3:.3g} ms per output token > target {tpot_target_s * 1e3:g} ms")
+                parts.append(f"{units.s_to_ms(tpot1):.3g} ms per output token > target {units.s_to_ms(tpot_target_s):g} ms")
             if ttft_target_s is not None and ttft1 > ttft_target_s:
-                parts.append(f"{ttft1 * 1e3:.3g} ms to the first token > target {ttft_target_s * 1e3:g} ms")
+                parts.append(f"{units.s_to_ms(ttft1):.3g} ms to the first token > target {units.s_to_ms(ttft_target_s):g} ms")
             why[i] = "no batch meets the targets: at batch 1 and its best tensor parallel " + " and ".join(parts)
     if short.any():
-        fit_best = np.nanmax(np.where(np.isfinite(fit), fit, 1e18), axis=1)
+        fit_best = np.nanmax(np.where(np.isfinite(fit), fit, np.inf), axis=1)
         for i in np.flatnonzero(short & (why == "")):
             if fit_best[i] < 1:
                 why[i] = (f"the weights and one sequence's KV cache do not fit on {n_devices} device"
@@ -467,6 +468,6 @@ def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fi
                 f"length fit next to the weights; use batch_size <= {best}, a larger tensor_parallel or more devices")
     if row["why"].startswith("the weights"):
         need = shape.params * 1.0
-        return (f"{shape.name} ({need / 1e9:.3g}e9 parameters in {mode}) does not fit on {n_devices} × {name} "
+        return (f"{shape.name} ({need / units.GIGA:.3g}e9 parameters in {mode}) does not fit on {n_devices} × {name} "
                 f"(tensor_parallel up to {int(np.max(tps))}); use more devices (n_devices) or a smaller precision")
     return f"{name}: {row['why']}"

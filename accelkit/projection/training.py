@@ -298,7 +298,7 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     why[(why == "") & ~np.isfinite(np.asarray(out["step_s"], dtype=float))] = (
         "no published link or bandwidth figure for this parallel layout")
     short = (why == "") & ~fits & check_memory
-    why[short] = [f"needs {v / 1e9:.3g} GB per device, {u / 1e9:.3g} GB usable" for v, u in
+    why[short] = [f"needs {units.bytes_to_gb(v):.3g} GB per device, {units.bytes_to_gb(u):.3g} GB usable" for v, u in
                   zip(per_device_bytes[short], usable[short])]
     feasible = why == ""
     out["feasible"] = feasible

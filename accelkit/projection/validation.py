@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .. import units
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
@@ -46,6 +47,9 @@ _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", 
              "output_tokens",
              "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
+
+#: training tokens assumed where a measured case gives none (a trillion; the step time does not depend on it)
+_TOKENS_WHEN_UNSTATED = units.TERA
 
 
 @lru_cache(maxsize=2)
@@ -133,16 +137,16 @@ def predict_case(case, extra_models=None, **constant_overrides):
     extra = load_validation_models() if extra_models is None else extra_models
     metric, cat = case["metric"], case["category"]
     if cat == "microbench_matmul":
-        return ceilings.matmul_flops(case["device"], case["precision"]) / 1e12
+        return units.flops_to_tflops(ceilings.matmul_flops(case["device"], case["precision"]))
     if cat == "microbench_memory":
-        return ceilings.memory_bandwidth(case["device"]) / 1e9
+        return units.bytes_per_s_to_gbs(ceilings.memory_bandwidth(case["device"]))
     if cat == "microbench_allreduce":
         return ceilings.allreduce_bus_bandwidth(case["device"], int(case["n_devices"]),
-                                                float(case.get("message_bytes") or 1 << 30)) / 1e9
+                                                float(case.get("message_bytes") or 1 << 30)) / units.GIGA
     model = _model_for(case["model"], extra)
     if cat == "training":
         seq = int(case["seq_len"])
-        r = training(case["device"], model, tokens=float(case["tokens"]) if case["tokens"] == case["tokens"] else 1e12,
+        r = training(case["device"], model, tokens=float(case["tokens"]) if case["tokens"] == case["tokens"] else _TOKENS_WHEN_UNSTATED,
                      precision=case["precision"] or "bf16", n_devices=int(case["n_devices"]),
                      tensor_parallel=_opt(case["tensor_parallel"]) or 1,
                      pipeline_parallel=_opt(case["pipeline_parallel"]) or 1, seq_len=seq,
@@ -162,7 +166,7 @@ def predict_case(case, extra_models=None, **constant_overrides):
             return r["device_hours"]
         flops = _training_flops_per_token(case["flop_convention"] or "palm", shape, seq) * per_dev
         if metric == "tflops_per_device":
-            return flops / 1e12
+            return units.flops_to_tflops(flops)
         if metric == "mfu":
             peak = ceilings.device_ceilings().set_index("name").loc[case["device"], f"peak_{case['precision'] or 'bf16'}"]
             return flops / peak

@@ -177,8 +177,8 @@ class DemandPanel(Panel):
                 quick = known.sort_values("latency_s").iloc[0]
                 one = {"tokens": "output token", "frames": "frame", "requests": "request"}[unit]
                 summary.append(
-                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * units.MS_PER_S:,.3g} ms "
-                    f"({quick['latency_s_low'] * units.MS_PER_S:,.3g}-{quick['latency_s_high'] * units.MS_PER_S:,.3g}), "
+                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * units.MILLISECONDS_PER_SECOND:,.3g} ms "
+                    f"({quick['latency_s_low'] * units.MILLISECONDS_PER_SECOND:,.3g}-{quick['latency_s_high'] * units.MILLISECONDS_PER_SECOND:,.3g}), "
                     f"{quick['work_per_device_hour'] / units.SECONDS_PER_HOUR:,.0f} {unit}/s per device "
                     f"(efficiency: {quick['matmul_source']})."
                 )
@@ -242,7 +242,7 @@ class DemandPanel(Panel):
             cols += ["mfu", "days"]
             names += ["MFU", f"days on {s.n_devices} (range)"]
         else:
-            shown["latency"] = [_range(v * units.MS_PER_S, lo * units.MS_PER_S, hi * units.MS_PER_S, "{:,.3g}") for v, lo, hi in
+            shown["latency"] = [_range(v * units.MILLISECONDS_PER_SECOND, lo * units.MILLISECONDS_PER_SECOND, hi * units.MILLISECONDS_PER_SECOND, "{:,.3g}") for v, lo, hi in
                                 zip(known["latency_s"], known["latency_s_low"], known["latency_s_high"])]
             cols += ["latency"]
             names += [f"ms per {'token' if unit == 'tokens' else unit[:-1]} (range)"]

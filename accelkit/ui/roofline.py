@@ -152,7 +152,7 @@ class RooflinePanel(Panel):
             f"output tokens (projected, {s.n_devices} device(s), tensor parallel {best['tensor_parallel']:.0f}): "
             f"{best['output_tokens_per_s_per_device']:,.0f} tokens/s per device "
             f"({best['output_tokens_per_s_per_device_low']:,.0f}-{best['output_tokens_per_s_per_device_high']:,.0f}) "
-            f"on {best['name']}, {best['tpot_s'] * units.MS_PER_S:,.2f} ms per token, {bound}. Efficiency: "
+            f"on {best['name']}, {best['tpot_s'] * units.MILLISECONDS_PER_SECOND:,.2f} ms per token, {bound}. Efficiency: "
             f"{best['memory_source'] if best['memory_bound'] else best['matmul_source']}.")
 
     def key_figures(self):

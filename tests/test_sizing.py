@@ -1,0 +1,109 @@
+"""Sizing a scenario: compute, memory and edge units, against hand-worked values.
+
+Every expected number below is worked by hand in the comment above its assertion,
+from the formula and the figures in data/models.csv and data/accelerators.csv
+(Llama-2 7B: 6,738,415,616 parameters, 32 layers, 32 KV heads of 128 dimensions,
+Meta's model card; YOLOv8s: 11,166,560 parameters and 28.8 GFLOP per 640×640
+frame, Ultralytics' yolov8.yaml; T4: 65 dense FP16 TFLOP/s, 70 W, NVIDIA's T4
+datasheet).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit import sizing
+from accelkit.scenario import Scenario
+
+LLAMA2_7B_PARAMS = 6_738_415_616
+YOLOV8S_FLOP_PER_FRAME = 28.8e9
+
+
+def test_training_compute_is_six_flop_per_parameter_per_token():
+    """6·N·D (Kaplan et al. 2020, arXiv:2001.08361, §2.1): the default scenario trains
+    Llama-2 7B on 2e10 tokens within 30 days."""
+    need = sizing.compute_need(Scenario())
+    # 6 × 6,738,415,616 × 2e10 = 8.0860987392e20 FLOP
+    assert need["total_flops"] == pytest.approx(8.0860987392e20), "training FLOP should be 6 × parameters × tokens"
+    # 30 days = 30 × 86,400 s = 2,592,000 s; 8.0860987392e20 / 2.592e6 = 3.1196368592e14 FLOP/s
+    assert need["deadline_s"] == pytest.approx(2.592e6), "a 30-day target is 2,592,000 seconds"
+    assert need["required_flops_per_s"] == pytest.approx(3.1196368592e14), \
+        "the FLOP/s needed should be the training FLOP spread evenly over the deadline"
+
+
+def test_inference_compute_is_two_flop_per_parameter_per_token_of_each_request():
+    """2·N per token (Kaplan et al. 2020, §2.1) over prompt + output tokens."""
+    need = sizing.compute_need(Scenario(workload="inference", seq_len=2048, output_tokens=256, requests_per_s=4.0))
+    # per request: 2 × 6,738,415,616 × (2048 + 256) = 3.1050619158528e13 FLOP
+    assert need["total_flops"] == pytest.approx(3.1050619158528e13), \
+        "a request should cost 2 FLOP per parameter for every prompt and output token"
+    # 4 requests/s × 3.1050619158528e13 = 1.24202476634112e14 FLOP/s
+    assert need["required_flops_per_s"] == pytest.approx(1.24202476634112e14), \
+        "the FLOP/s needed should be the FLOP per request times the request rate"
+
+
+def test_inference_memory_is_weights_plus_kv_cache_shared_over_the_devices():
+    """Weights: N × 2 bytes in bf16; KV cache: 2 (K and V) × layers × KV heads × head
+    dim × bytes per element per token (Kwon et al. 2023, PagedAttention, arXiv:2309.06180, §2)."""
+    s = Scenario(workload="inference", precision="bf16", seq_len=2048, output_tokens=256, batch_size=16, n_devices=8)
+    mem = sizing.memory_need(s)
+    # weights: 6,738,415,616 × 2 bytes / 8 devices = 1,684,603,904 bytes
+    assert mem["weights"] == pytest.approx(1_684_603_904), "bf16 weights should be 2 bytes per parameter, split over 8"
+    # KV per token: 2 × 32 layers × 32 heads × 128 × 2 bytes = 524,288 bytes;
+    # × 2,304 tokens × 16 sequences = 19,327,352,832 bytes; / 8 devices = 2,415,919,104 bytes
+    assert mem["kv_cache"] == pytest.approx(2_415_919_104), \
+        "the KV cache should hold K and V of every layer for every token of every sequence, split over 8"
+    assert mem["total"] == pytest.approx(1_684_603_904 + 2_415_919_104), "total should be weights plus KV cache"
+    assert mem["gradients"] == 0 and mem["optimizer"] == 0, "inference holds no gradients or optimizer state"
+
+
+def test_zero3_shards_all_model_state_so_devices_follow_from_memory():
+    """Mixed-precision Adam holds 16 bytes per parameter (2 weights + 2 gradients + 12
+    optimizer incl. fp32 master; Rajbhandari et al. 2020, ZeRO, arXiv:1910.02054, §3.1);
+    ZeRO stage 3 divides all of it by the device count."""
+    s = Scenario(model="custom", params=1e10, workload="training", precision="bf16", zero_stage=3)
+    fixed, sharded = sizing.memory_split(s)
+    # 16 bytes × 1e10 = 1.6e11 bytes, all sharded; a custom model has no shape, so no activations
+    assert fixed == pytest.approx(0.0, abs=1.0), "under ZeRO-3 no model state is replicated"
+    assert sharded == pytest.approx(1.6e11), "mixed-precision Adam should be 16 bytes per parameter"
+    # 1.6e11 / 8e10 usable = 2 devices; 1.6e11 / 7e10 = 2.29 -> 3 devices
+    assert sizing.min_devices_for_memory(s, 8e10) == 2, "160 GB of state needs 2 devices with 80 GB usable"
+    assert sizing.min_devices_for_memory(s, 7e10) == 3, "160 GB of state needs 3 devices with 70 GB usable"
+
+
+def test_without_zero_the_replicated_state_never_fits_a_smaller_device():
+    """ZeRO stage 0 replicates the 16 bytes per parameter on every device (ZeRO §3.1)."""
+    s = Scenario(model="custom", params=1e10, workload="training", precision="bf16", zero_stage=0)
+    # 1.6e11 bytes on each device > 8e10 usable: no device count helps
+    assert np.isinf(sizing.min_devices_for_memory(s, 8e10)), \
+        "a replicated 160 GB state cannot fit 80 GB devices however many there are"
+    assert sizing.min_devices_for_memory(s, 2e11) == 1, "160 GB of state fits one device with 200 GB usable"
+
+
+def test_edge_fit_counts_whole_units_from_the_frame_rate_one_unit_delivers():
+    """Compute-bound frame time F / (peak × utilisation) (roofline compute roof,
+    Williams et al. 2009, CACM 52(4)) with the T4's datasheet 65 dense FP16 TFLOP/s."""
+    from accelkit import load_catalog
+
+    table = sizing.edge_fit(load_catalog(), streams=30, fps=30, model="YOLOv8s", precision="fp16",
+                            utilization=0.3, devices=["T4"])
+    row = table.iloc[0]
+    # 65e12 × 0.3 = 1.95e13 FLOP/s; 28.8e9 / 1.95e13 = 1.476923e-3 s = 1.476923 ms per frame
+    assert row["frame_ms"] == pytest.approx(1.476923, rel=1e-6), "frame time should be FLOP per frame / (peak × utilisation)"
+    # 1 / 1.476923e-3 s = 677.083 frames/s per T4; 30 × 30 = 900 frames/s -> ceil(1.33) = 2 units
+    assert row["fps_per_unit"] == pytest.approx(677.0833, rel=1e-6), "one T4 should deliver 677 frames per second"
+    assert row["units"] == 2, "900 frames/s at 677 per unit needs 2 whole units"
+    # 2 × 70 W = 140 W
+    assert row["power_w"] == pytest.approx(140.0), "power should be units × TDP"
+    assert bool(row["meets"]), f"no target was set, so the T4 should pass; reason given: {row['reason']!r}"
+
+
+def test_edge_fit_names_the_latency_target_it_misses():
+    from accelkit import load_catalog
+
+    table = sizing.edge_fit(load_catalog(), streams=1, fps=30, precision="fp16", utilization=0.3,
+                            latency_ms=1.0, devices=["T4"])
+    # 1.48 ms per frame (above) > 1 ms
+    assert not table.iloc[0]["meets"], "a 1.48 ms frame should miss a 1 ms target"
+    assert table.iloc[0]["reason"] == "1.5 ms per frame > 1 ms", "the reason should name the frame time and the target"
