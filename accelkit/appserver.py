@@ -23,6 +23,12 @@ The settings are Voilà's and Jupyter Server's own (no home-made server):
 - **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
   template without its Font Awesome CDN links (Voilà's bundle carries the icons).
 
+Under JupyterHub (``deploy/jupyterhub_config.py``) each person's single-user Jupyter
+Server serves the app through Voilà's server extension at ``voila/render/app.ipynb``;
+:func:`singleuser_settings` gives that server the same template, timeouts and culling.
+The server extension has no preheated pool (Voilà uses one only as the standalone
+``voila`` app), so there a visitor's kernel starts with the page.
+
 References: Voilà documentation, "Customizing Voilà: preheated kernels"; Jupyter
 Server configuration, ``MappingKernelManager.cull_*``; nbclient ``NotebookClient``
 options.
@@ -35,11 +41,13 @@ import shutil
 import sys
 from pathlib import Path
 
-__all__ = ["AppSettings", "voila_command", "voila_environment", "TEMPLATE_NAME"]
+__all__ = ["AppSettings", "voila_command", "voila_environment", "singleuser_settings", "TEMPLATE_NAME",
+           "APP_PATH", "PROMETHEUS_ENV"]
 
 TEMPLATE_NAME = "accelkit"
 #: the Prometheus servers the app's operator allows visitors to query (``accelkit app --prometheus URL``)
 PROMETHEUS_ENV = "ACCELKIT_APP_PROMETHEUS"
+APP_PATH = "voila/render/app.ipynb"  # the front door under Voilà's server extension, from the server root
 _SHARE = Path(__file__).resolve().parent / "share" / "jupyter"
 
 
@@ -89,22 +97,44 @@ class AppSettings:
         """Voilà / Jupyter Server command-line options for these settings."""
         options = [
             f"--template={TEMPLATE_NAME}",
-            f"--VoilaExecutor.iopub_timeout={self.iopub_timeout_s:g}",
-            f"--VoilaExecutor.timeout={self.cell_timeout_s:g}",
+            *self._executor_options(),
         ]
         if self.pool_size:
             options += ["--preheat_kernel=True", f"--pool_size={self.pool_size}",
                         # a used kernel is replaced after this delay, so the refill (3 s of
                         # imports) does not compete with the page of the visitor it was handed to
                         f"--VoilaKernelManager.fill_delay={self.refill_delay_s:g}"]
-        if self.max_kernels:
-            options += ["--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager",
-                        f"--CappedKernelManager.max_kernels={self.max_kernels}"]
-        if self.cull_idle_s:
-            options += [f"--MappingKernelManager.cull_idle_timeout={self.cull_idle_s:g}",
-                        f"--MappingKernelManager.cull_interval={max(self.cull_interval_s, 1):g}",
-                        "--MappingKernelManager.cull_connected=False"]
-        return options
+        return options + self._cap_options() + self._cull_options()
+
+    def server_extension_options(self):
+        """Jupyter Server options that give Voilà's server extension these settings.
+
+        The template, the executor's timeouts and the kernel culling carry over; the
+        warm pool and the kernel cap do not (under JupyterHub each person has a server
+        of their own, and the hub's spawner limits servers), so ``pool_size`` and
+        ``max_kernels`` are unused. Under a Jupyter Server, Voilà's page would load MathJax
+        from a public CDN (its default when the server has no ``mathjax_url`` setting);
+        the standalone app sets none and loads none, and so does this.
+        """
+        return [f"--VoilaConfiguration.template={TEMPLATE_NAME}", *self._executor_options(), *self._cull_options(),
+                '--ServerApp.tornado_settings={"mathjax_url": None, "mathjax_config": None}']
+
+    def _executor_options(self):
+        return [f"--VoilaExecutor.iopub_timeout={self.iopub_timeout_s:g}",
+                f"--VoilaExecutor.timeout={self.cell_timeout_s:g}"]
+
+    def _cap_options(self):
+        if not self.max_kernels:
+            return []
+        return ["--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager",
+                f"--CappedKernelManager.max_kernels={self.max_kernels}"]
+
+    def _cull_options(self):
+        if not self.cull_idle_s:
+            return []
+        return [f"--MappingKernelManager.cull_idle_timeout={self.cull_idle_s:g}",
+                f"--MappingKernelManager.cull_interval={max(self.cull_interval_s, 1):g}",
+                "--MappingKernelManager.cull_connected=False"]
 
 
 def voila_command(notebook, host, port, settings=None):
@@ -122,3 +152,26 @@ def voila_environment(base=None):
     env["JUPYTER_PATH"] = os.pathsep.join(paths)
     env.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     return env
+
+
+def singleuser_settings(settings=None, base=None):
+    """What a person's single-user Jupyter Server needs to serve the app (under JupyterHub).
+
+    Returns a dict: ``args`` (Jupyter Server options: the ``accelkit`` template,
+    executor timeouts, kernel culling, from :meth:`AppSettings.server_extension_options`),
+    ``environment`` (``JUPYTER_PATH`` with the template on it, as :func:`voila_environment`
+    sets it for ``accelkit app``; ``base`` is the environment whose ``JUPYTER_PATH`` is
+    extended, empty by default), ``notebook_dir`` (the folder holding ``app.ipynb``) and
+    ``default_url`` (``/`` + :data:`APP_PATH`, relative to the server's base URL).
+    """
+    from .cli import notebooks_dir
+
+    settings = AppSettings() if settings is None else settings
+    env = voila_environment({} if base is None else base)
+    keep = ("JUPYTER_PATH", "PYDEVD_DISABLE_FILE_VALIDATION")
+    return {
+        "args": settings.server_extension_options(),
+        "environment": {k: env[k] for k in keep},
+        "notebook_dir": str(notebooks_dir()),
+        "default_url": "/" + APP_PATH,
+    }

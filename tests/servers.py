@@ -35,10 +35,13 @@ def wait_for_port(port, timeout=60.0, process=None):
 
 
 @contextlib.contextmanager
-def serve(args, log_path):
-    """Run ``args`` (a server command) in its own process group; yield the process."""
+def serve(args, log_path, env=None):
+    """Run ``args`` (a server command) in its own process group; yield the process.
+
+    ``env`` replaces the inherited environment (``os.environ`` by default).
+    """
     log = open(log_path, "w")
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    env = dict(os.environ if env is None else env, PYTHONUNBUFFERED="1")
     process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, env=env, start_new_session=True)
     try:
         yield process

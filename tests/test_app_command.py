@@ -98,3 +98,18 @@ def test_max_kernels_below_the_pool_plus_one_visitor_is_refused(capsys):
 
     assert main(["app", "--pool-size", "2", "--max-kernels", "2"]) == 2
     assert "max_kernels: expected at least pool_size + 1 = 3" in capsys.readouterr().err
+
+
+def test_a_jupyter_server_gets_the_apps_voila_settings_for_jupyterhub():
+    from accelkit.appserver import AppSettings, singleuser_settings
+
+    app = singleuser_settings(AppSettings(pool_size=3, cull_idle_s=90), base={"JUPYTER_PATH": "/site/share/jupyter"})
+    assert app["default_url"] == "/voila/render/app.ipynb"
+    assert (Path(app["notebook_dir"]) / "app.ipynb").exists()
+    assert "--VoilaConfiguration.template=accelkit" in app["args"]
+    assert "--MappingKernelManager.cull_idle_timeout=90" in app["args"]
+    # the server extension has no warm pool; Voila's page must not fetch MathJax from a CDN
+    assert not any("pool" in a or "preheat" in a for a in app["args"])
+    assert '--ServerApp.tornado_settings={"mathjax_url": None, "mathjax_config": None}' in app["args"]
+    paths = app["environment"]["JUPYTER_PATH"].split(":")
+    assert paths[1] == "/site/share/jupyter" and (Path(paths[0]) / "voila" / "templates" / "accelkit").is_dir()
