@@ -49,7 +49,8 @@ import numpy as np
 import pandas as pd
 
 from ._validate import check_choice, check_number, suggest
-from .catalog import SOFTWARE_STACKS, CatalogError, _line, _read_rows, data_path
+from .catalog import SOFTWARE_STACKS, CatalogError, _read_rows, data_path
+from .tables import Column, Schema, check_rows, problem, raise_problems
 from .scenario import FRAMEWORKS as _SCENARIO_FRAMEWORKS
 
 __all__ = [
@@ -222,32 +223,23 @@ ECOSYSTEM_COLUMNS = ["stack", "criterion", "level", "detail", "source_url", "ret
 
 # --- loading ---------------------------------------------------------------------------
 
+ECOSYSTEM_SCHEMA = Schema("an ecosystem CSV", (
+    Column("stack", required=True, choices=tuple(SOFTWARE_STACKS), lower=True, nonempty=True),
+    Column("criterion", required=True, choices=tuple(CRITERIA), lower=True, nonempty=True),
+    Column("level", required=True, choices=tuple(LEVELS), lower=True, nonempty=True),
+    Column("detail", required=True, nonempty=True,
+           empty_message="every row needs a detail in words (for unknown: what was searched)"),
+    Column("source_url", required=True),
+    Column("retrieved"),
+), hint=" (retrieved optional)")
+
+
 def _problem(origin, idx, column, message):
-    return f"{origin}, line {_line(idx)}, column {column}: {message}"
+    return problem(origin, idx, column, message)
 
 
 def _validate(raw, origin):
-    missing = [c for c in ECOSYSTEM_COLUMNS[:5] if c not in raw.columns]
-    if missing:
-        raise CatalogError(
-            f"{origin}: missing column(s) {', '.join(missing)}; an ecosystem CSV needs "
-            f"{', '.join(ECOSYSTEM_COLUMNS)} (retrieved optional)",
-            [f"missing column {m}" for m in missing],
-        )
-    frame = raw.copy()
-    if "retrieved" not in frame.columns:
-        frame["retrieved"] = ""
-    for col in ("stack", "criterion", "level"):
-        frame[col] = frame[col].str.lower()
-    problems = []
-    for col, vocab in (("stack", SOFTWARE_STACKS), ("criterion", CRITERIA), ("level", LEVELS)):
-        for idx in frame.index[~frame[col].isin(vocab)]:
-            hint = suggest(frame.at[idx, col], vocab)
-            problems.append(_problem(origin, idx, col, f"expected one of {', '.join(vocab)}, got "
-                                     f"{frame.at[idx, col]!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")))
-    for idx in frame.index[frame["detail"] == ""]:
-        problems.append(_problem(origin, idx, "detail", "every row needs a detail in words (for unknown: what was "
-                                                        "searched)"))
+    frame, problems = check_rows(raw, ECOSYSTEM_SCHEMA, origin, CatalogError)
     sourced = frame["level"] != "unknown"
     no_url = sourced & ~frame["source_url"].str.match(r"https?://\S+$")
     for idx in frame.index[no_url]:
@@ -263,10 +255,7 @@ def _validate(raw, origin):
         for criterion in sorted(set(CRITERIA) - set(rows["criterion"]), key=CRITERIA.index):
             problems.append(f"{origin}: stack {stack!r} has no row for criterion {criterion!r}; add one (level "
                             "'unknown' if nothing was found)")
-    if problems:
-        shown = "\n  - ".join(problems[:25])
-        more = f"\n  … and {len(problems) - 25} more" if len(problems) > 25 else ""
-        raise CatalogError(f"{origin}: {len(problems)} problem(s):\n  - {shown}{more}", problems)
+    raise_problems(origin, problems, CatalogError)
     return frame[ECOSYSTEM_COLUMNS].reset_index(drop=True)
 
 

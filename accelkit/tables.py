@@ -158,6 +158,13 @@ def _labels(frame, schema):
     return frame[schema.label].where(frame[schema.label] != "", f"no {schema.label}")
 
 
+def _did_you_mean(value, choices):
+    from ._validate import suggest
+
+    hint = suggest(str(value), list(choices)) if value else []
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
+
+
 def check_rows(raw, schema, origin, error=TableError):
     """Check and type a frame of strings against ``schema``.
 
@@ -200,8 +207,8 @@ def check_rows(raw, schema, origin, error=TableError):
             folded = text.str.lower()
             allowed = {c.lower() for c in col.choices}
             bad = ~folded.isin(allowed) & (~empty | col.nonempty)
-            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {text[i]!r}", labels[i])
-                         for i in frame.index[bad]]
+            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {text[i]!r}"
+                                 + _did_you_mean(text[i], col.choices), labels[i]) for i in frame.index[bad]]
             if col.lower:
                 frame[col.name] = folded
     if schema.unique and schema.unique in frame.columns:

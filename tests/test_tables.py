@@ -41,7 +41,7 @@ def test_every_problem_is_reported_at_once_with_line_label_column_and_expectatio
         "test file, line 2 (A), column size_gb: expected a number in GB > 0 <= 1000, got 'lots'",
         "test file, line 3 (B), column size_gb: expected a number in GB > 0 <= 1000, got -5",
         "test file, line 3 (B), column count: expected a whole number >= 1, got 0.5",
-        "test file, line 3 (B), column kind: expected one of gpu, tpu, got 'npu'",
+        "test file, line 3 (B), column kind: expected one of gpu, tpu, got 'npu' (did you mean 'tpu'?)",
         "test file, line 3 (B), column source_url: every row needs a source",
         "test file, line 4: name 'a' appears twice",
     ]
