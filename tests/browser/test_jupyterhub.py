@@ -4,7 +4,7 @@ JupyterHub on 127.0.0.1 (free ports, its database and cookie secret in a tempora
 folder), with the config's test defaults -- DummyAuthenticator, SimpleLocalProcessSpawner --
 and npm's configurable-http-proxy (``make proxy``). A person logs in on the hub's login page
 in chromium, lands on their own single-user server's default URL, the front door, and uses
-it (a control reaches a chart). Then the hub stops, and with it that server, its kernel and
+it (a control reaches a chart); a /hub/user-redirect link opens a linked view. Then the hub stops, and with it that server, its kernel and
 the proxy: no process is left.
 
 Under ``make test`` (ACCELKIT_REQUIRE_ALL=1) a missing jupyterhub or configurable-http-proxy
@@ -182,7 +182,17 @@ def test_hub_login_opens_the_front_door_on_the_persons_own_server_and_stop_leave
         page.wait_for_function("document.body.innerText.includes('Finishing in 5 days')", timeout=90_000)
         page.locator(".js-plotly-plot .main-svg").first.wait_for(state="visible", timeout=90_000)
         assert not errors, f"the page raised: {errors[:3]}"
-        # the accelkit template (no Font Awesome CDN) reached the server extension
+
+        # a link anyone can follow opens the linked view on their own server
+        linked = context.new_page()
+        linked.goto(f"{hub.url}/hub/user-redirect/voila/render/app.ipynb?model=Llama-3.1+70B&workload=inference",
+                    timeout=120_000)
+        try:
+            linked.wait_for_function("document.body.innerText.includes('model=Llama-3.1')", timeout=120_000)
+        except Exception:
+            raise AssertionError(f"the user-redirect link did not open the linked model (at {linked.url})") from None
+        assert f"/user/{USER}/voila/render/app.ipynb" in linked.url
+        # the accelkit template (no Font Awesome CDN) and no CDN MathJax reached the server extension
         assert not outside, f"the page fetched from outside this machine: {outside[:3]}"
 
         family = hub.family()
