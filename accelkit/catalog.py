@@ -18,7 +18,7 @@ import pandas as pd
 
 from . import units
 from ._validate import check_choice, suggest
-from .tables import Column, Schema, TableError, check_rows, line_of, problem, raise_problems, read_rows, read_table
+from .tables import Column, Schema, TableError, check_rows, problem, raise_problems, read_rows, read_table
 
 __all__ = [
     "CatalogError",
@@ -131,11 +131,6 @@ def data_path(filename=""):
     )
 
 
-def _line(index):
-    # kept for callers outside this module; the one definition is accelkit.tables.line_of
-    return line_of(index)
-
-
 def _read_rows(path, origin):
     return read_rows(path, origin, CatalogError, what="devices")
 
@@ -186,14 +181,15 @@ def _validate_and_type(raw, origin, require_http):
 
 def _sparse_in_dense_problems(frame, origin):
     problems = []
+
+    def bad(idx, column, message):
+        problems.append(problem(origin, idx, column, message, frame.at[idx, "name"]))
+
     for hi, lo, limit in _DENSE_RATIO_RULES:
         ratio = frame[hi] / frame[lo]
         for idx in frame.index[ratio > limit]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column {hi}: "
-                f"{frame.at[idx, hi]:g} is {ratio[idx]:.1f}x {lo} ({frame.at[idx, lo]:g}); "
-                "expected at most ~2x for dense figures -- is it a 2:4-sparse figure?"
-            )
+            bad(idx, hi, f"{frame.at[idx, hi]:g} is {ratio[idx]:.1f}x {lo} ({frame.at[idx, lo]:g}); "
+                         "expected at most ~2x for dense figures -- is it a 2:4-sparse figure?")
     same_engine = frame["kind"].isin(_SAME_ENGINE_KINDS)
     # GeForce-class cards run fp16/bf16 with fp32 accumulation at half rate, so their
     # dense int8 is 4x the fp16 column (e.g. RTX 4090: 660.6 vs 165.2 in NVIDIA's
@@ -203,25 +199,17 @@ def _sparse_in_dense_problems(frame, origin):
         ratio = frame["int8_tops"] / frame[lo]
         lim = 2.2 if lo == "fp8_tflops" else limit
         for idx in frame.index[same_engine & (ratio > lim)]:
-            problems.append(
-                f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column int8_tops: "
-                f"{frame.at[idx, 'int8_tops']:g} is {ratio[idx]:.1f}x {lo}; expected at most "
+            bad(idx, "int8_tops", f"{frame.at[idx, 'int8_tops']:g} is {ratio[idx]:.1f}x {lo}; expected at most "
                 f"~{2 if lo == 'fp8_tflops' or frame.at[idx, 'segment'] == 'datacenter' else 4}x "
-                "for dense figures -- is it a 2:4-sparse figure?"
-            )
+                "for dense figures -- is it a 2:4-sparse figure?")
     part = frame["npu_int8_tops_sparse"].notna() & ~(frame["npu_int8_tops_sparse"] < frame["int8_tops_sparse"])
     for idx in frame.index[part]:
-        problems.append(
-            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column npu_int8_tops_sparse: the DLA/NPU share "
-            f"must be below the device's total int8_tops_sparse ({frame.at[idx, 'int8_tops_sparse']:g})"
-        )
+        bad(idx, "npu_int8_tops_sparse", "the DLA/NPU share must be below the device's total int8_tops_sparse "
+                                         f"({frame.at[idx, 'int8_tops_sparse']:g})")
     copied = frame["int8_tops_sparse"].notna() & (frame["int8_tops"] >= frame["int8_tops_sparse"])
     for idx in frame.index[copied]:
-        problems.append(
-            f"{origin}, line {_line(idx)} ({frame.at[idx, 'name']}), column int8_tops: "
-            f"dense {frame.at[idx, 'int8_tops']:g} is not below the sparse figure "
-            f"{frame.at[idx, 'int8_tops_sparse']:g}; a sparse figure was copied into a dense column"
-        )
+        bad(idx, "int8_tops", f"dense {frame.at[idx, 'int8_tops']:g} is not below the sparse figure "
+                              f"{frame.at[idx, 'int8_tops_sparse']:g}; a sparse figure was copied into a dense column")
     return problems
 
 

@@ -234,21 +234,17 @@ ECOSYSTEM_SCHEMA = Schema("an ecosystem CSV", (
 ), hint=" (retrieved optional)")
 
 
-def _problem(origin, idx, column, message):
-    return problem(origin, idx, column, message)
-
-
 def _validate(raw, origin):
     frame, problems = check_rows(raw, ECOSYSTEM_SCHEMA, origin, CatalogError)
     sourced = frame["level"] != "unknown"
     no_url = sourced & ~frame["source_url"].str.match(r"https?://\S+$")
     for idx in frame.index[no_url]:
-        problems.append(_problem(origin, idx, "source_url", f"a {frame.at[idx, 'level']!r} row needs an http(s) "
+        problems.append(problem(origin, idx, "source_url", f"a {frame.at[idx, 'level']!r} row needs an http(s) "
                                  f"source URL, got {frame.at[idx, 'source_url']!r}; use level 'unknown' if no "
                                  "source was found"))
     dupes = frame.duplicated(["stack", "criterion"], keep="first")
     for idx in frame.index[dupes]:
-        problems.append(_problem(origin, idx, "criterion", f"({frame.at[idx, 'stack']}, "
+        problems.append(problem(origin, idx, "criterion", f"({frame.at[idx, 'stack']}, "
                                  f"{frame.at[idx, 'criterion']}) appears twice"))
     known = frame[frame["stack"].isin(SOFTWARE_STACKS) & frame["criterion"].isin(CRITERIA)]
     for stack, rows in known.groupby("stack", sort=False):
