@@ -12,6 +12,12 @@ GIGA = 1e9
 TERA = 1e12
 PETA = 1e15
 GIB = 2**30
+MILLI = 1e-3
+MICRO = 1e-6
+NANO = 1e-9
+KIB = 2**10
+MIB = 2**20
+BITS_PER_BYTE = 8
 
 SECONDS_PER_HOUR = 3600.0
 SECONDS_PER_DAY = 86400.0
@@ -53,6 +59,36 @@ def bytes_to_gb(nbytes):
 def bytes_to_gib(nbytes):
     """bytes -> GiB (2**30 bytes)."""
     return nbytes / GIB
+
+
+def bytes_to_mib(nbytes):
+    """bytes -> MiB (2**20 bytes)."""
+    return nbytes / MIB
+
+
+def ms_to_seconds(ms):
+    """milliseconds -> seconds."""
+    return ms / KILO
+
+
+def seconds_to_ms(seconds):
+    """seconds -> milliseconds."""
+    return seconds * KILO
+
+
+def seconds_to_us(seconds):
+    """seconds -> microseconds."""
+    return seconds * MEGA
+
+
+def milliwatts_to_watts(mw):
+    """mW (as NVML reports power) -> W."""
+    return mw / KILO
+
+
+def mhz_to_hz(mhz):
+    """MHz (as NVML reports clocks) -> Hz."""
+    return mhz * MEGA
 
 
 def joules_to_kwh(joules):
