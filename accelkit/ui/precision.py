@@ -154,7 +154,7 @@ class PrecisionPanel(Panel):
                     '<code>measured_results</code> to compare measured fp32 / bf16 speed and error here.</div>')
         path = Path(self.measured_results)
         try:
-            from ..probes import load_results
+            from ..probes.results import load_results
 
             frame = load_results(path)
         except Exception as exc:  # a bad file must not break the chapter

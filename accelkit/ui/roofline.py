@@ -162,10 +162,10 @@ class RooflinePanel(Panel):
         if not self.measured_results:
             raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
                              "(accelkit probe --json)")
-        from .. import probes
+        from ..probes.results import load_results
 
         if self._measurements is None:
-            self._measurements = probes.load_results(self.measured_results)
+            self._measurements = load_results(self.measured_results)
         return self._measurements
 
     def key_figures(self):
