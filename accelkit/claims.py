@@ -258,7 +258,7 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
 
     infer_cloud = units.s_to_ms(seconds_at_utilization(per_frame, int8[cloud.name], utilization))
     infer_edge = units.s_to_ms(seconds_at_utilization(per_frame, int8[edge.name], utilization))
-    upload = frame_kb * 8.0 / uplink_mbps
+    upload = frame_kb * units.BITS_PER_BYTE / uplink_mbps  # kbit / (Mbit/s) = ms
     rows = [
         ("cloud", "network round trip", rtt_ms), ("cloud", "frame upload", upload),
         ("cloud", "server overhead", server_overhead_ms), ("cloud", f"inference on {cloud['name']}", infer_cloud),

@@ -60,18 +60,18 @@ class OwnedOption:
     """Devices bought and run by the owner (edge boxes or an on-prem cluster)."""
 
     name: str
-    kind: str
-    units: float
-    unit_price_usd: float
-    power_w: float
-    hours_per_day: float = 24.0
-    electricity_usd_per_kwh: float = 0.15
-    pue: float = 1.0
-    maintenance_fraction_per_year: float = 0.05
-    lifetime_years: float = 3.0
-    residual_fraction: float = 0.0
-    install_usd: float = 0.0
-    fixed_usd_per_month: float = 0.0
+    kind: str  # "edge" or "on-prem"
+    units: float  # devices (or servers) bought [count]
+    unit_price_usd: float  # purchase price of one unit [USD]
+    power_w: float  # power drawn by one unit while in use [W]
+    hours_per_day: float = 24.0  # [h]
+    electricity_usd_per_kwh: float = 0.15  # tariff [USD/kWh]
+    pue: float = 1.0  # power usage effectiveness (facility / IT power) [-]
+    maintenance_fraction_per_year: float = 0.05  # of the purchase price, per year [-]
+    lifetime_years: float = 3.0  # replaced when it ends inside the horizon [years]
+    residual_fraction: float = 0.0  # value left at the end of the lifetime [-]
+    install_usd: float = 0.0  # one-off, at month 0 [USD]
+    fixed_usd_per_month: float = 0.0  # space, staff, network [USD/month]
 
 
 @dataclass(frozen=True)
@@ -79,13 +79,13 @@ class CloudOption:
     """Instances rented by the hour."""
 
     name: str
-    usd_per_hour: float
-    instances: float = 1.0
-    hours_per_day: float = 24.0
-    discount_fraction: float = 0.0
-    egress_gb_per_month: float = 0.0
-    egress_usd_per_gb: float = 0.09
-    fixed_usd_per_month: float = 0.0
+    usd_per_hour: float  # on-demand price of one instance [USD/h]
+    instances: float = 1.0  # [count]
+    hours_per_day: float = 24.0  # rented [h]
+    discount_fraction: float = 0.0  # reserved or committed-use discount [-]
+    egress_gb_per_month: float = 0.0  # data leaving the cloud [GB/month]
+    egress_usd_per_gb: float = 0.09  # [USD/GB]
+    fixed_usd_per_month: float = 0.0  # network, storage, support [USD/month]
     kind: str = "cloud"
 
 

@@ -18,6 +18,8 @@ import pytest
 
 from accelkit import ecosystem as E
 from accelkit.catalog import SOFTWARE_STACKS, CatalogError
+from accelkit.ecosystem import audit as ecosystem_audit
+from accelkit.local.nvml import driver_facts
 from conftest import ROOT, require
 
 
@@ -374,16 +376,18 @@ def test_audit_reads_the_driver_from_nvidia_smi_when_nvml_is_missing(tmp_path, m
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setitem(sys.modules, "pynvml", None)
-    driver = E._nvidia_driver(timeout_s=5)
+    driver = driver_facts(timeout_s=5)
     assert driver["via"] == "nvidia-smi" and driver["version"] == "570.86.15" and driver["error"] is None
     assert [g["capability"] for g in driver["gpus"]] == ["9.0", "9.0"]
     torch_cpu = {"installed": True, "how": "read torch/version.py (torch not imported)", "version": "2.13.0+cpu",
                  "cuda": None, "hip": None, "cuda_available": None, "devices": [], "mps_available": None,
                  "xpu_available": None}
-    status, reason = E._stack_meaning("cuda", {}, torch_cpu, driver, None, {"platform": "linux", "machine": "x86_64"})
+    status, reason = ecosystem_audit._stack_meaning("cuda", {}, torch_cpu, driver, None,
+                                                    {"platform": "linux", "machine": "x86_64"})
     assert status == "partly" and "CPU-only build" in reason and "install a CUDA build" in reason
     torch_cuda = dict(torch_cpu, version="2.13.0+cu128", cuda="12.8")
-    status, reason = E._stack_meaning("cuda", {}, torch_cuda, driver, None, {"platform": "linux", "machine": "x86"})
+    status, reason = ecosystem_audit._stack_meaning("cuda", {}, torch_cuda, driver, None,
+                                                    {"platform": "linux", "machine": "x86"})
     assert status == "ready" and "H200" in reason
 
 
@@ -393,7 +397,7 @@ def test_audit_gives_up_on_a_hanging_nvidia_smi(tmp_path, monkeypatch):
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
     monkeypatch.setitem(sys.modules, "pynvml", None)
-    driver = E._nvidia_driver(timeout_s=0.5)
+    driver = driver_facts(timeout_s=0.5)
     assert driver["version"] is None and "Timeout" in driver["error"]
 
 

@@ -325,7 +325,7 @@ def test_cli_bad_input_exits_2_with_one_line_and_no_traceback(tmp_path, capsys, 
 
 
 def _nvml_gpu_present():
-    from accelkit.monitor import nvml
+    from accelkit.local import nvml
 
     return nvml.device_count() > 0
 

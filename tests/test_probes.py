@@ -22,6 +22,7 @@ import pytest
 from conftest import ROOT, require
 
 from accelkit import probes
+from accelkit.probes import datasheet
 
 HAS_TORCH = importlib.util.find_spec("torch") is not None
 
@@ -81,6 +82,17 @@ def test_import_does_not_import_torch():
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_results_module_needs_no_torch():
+    """The UI imports accelkit.probes.results: importing it (and reading results) must not import torch."""
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, accelkit.probes.results as r; r.calibration(r.load_example_results()); "
+                               "print(sorted(m for m in ('torch', 'pynvml') if m in sys.modules))"],
+        capture_output=True, text=True, cwd=str(ROOT), timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
 
 
 def test_every_probe_says_how_to_install_torch_when_it_is_missing():
@@ -191,8 +203,8 @@ def test_inventory_lists_the_cpu_with_facts_and_a_catalogue_answer(torch):
 
 
 def test_catalogue_match_names_the_row_or_the_closest_devices():
-    assert probes._catalogue_match("NVIDIA H200") == ("H200 SXM", "H200 SXM")
-    name, text = probes._catalogue_match("Quantum Toaster 9000")
+    assert datasheet._catalogue_match("NVIDIA H200") == ("H200 SXM", "H200 SXM")
+    name, text = datasheet._catalogue_match("Quantum Toaster 9000")
     assert name == "" and text.startswith("not in the catalogue")
 
 
@@ -352,12 +364,12 @@ def test_run_all_reports_progress_through_the_callback(torch):
 # --- datasheet, calibration, JSON ------------------------------------------------------
 
 def test_datasheet_values_come_from_the_catalogue_in_si_units():
-    assert probes._datasheet({"probe": "matmul", "dtype": "bf16"}, "H100 SXM") == pytest.approx(989.5e12)
-    assert probes._datasheet({"probe": "matmul", "dtype": "int8"}, "H100 SXM") == pytest.approx(1979e12)
-    assert probes._datasheet({"probe": "memory_copy", "dtype": "fp32"}, "H100 SXM") == pytest.approx(3350e9)
-    assert math.isnan(probes._datasheet({"probe": "matmul", "dtype": "bf16"}, ""))
+    assert datasheet._datasheet({"probe": "matmul", "dtype": "bf16"}, "H100 SXM") == pytest.approx(989.5e12)
+    assert datasheet._datasheet({"probe": "matmul", "dtype": "int8"}, "H100 SXM") == pytest.approx(1979e12)
+    assert datasheet._datasheet({"probe": "memory_copy", "dtype": "fp32"}, "H100 SXM") == pytest.approx(3350e9)
+    assert math.isnan(datasheet._datasheet({"probe": "matmul", "dtype": "bf16"}, ""))
     # PCIe 4.0 x16: 16 GT/s x 128/130 / 8 bit x 16 lanes = 31.5 GB/s one way
-    assert probes._pcie_bytes_per_s(4, 16) == pytest.approx(31.5e9, rel=1e-3)
+    assert datasheet._pcie_bytes_per_s(4, 16) == pytest.approx(31.5e9, rel=1e-3)
 
 
 def _gpu_like_frame():

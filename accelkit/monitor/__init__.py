@@ -5,8 +5,8 @@ watch ``nvidia-smi``, tell compute-bound (GPU utilisation above 70 %) from
 IO-bound. This package reads that measurement from four places into one tidy
 sample table (:mod:`~accelkit.monitor.samples`):
 
-* live NVML samples of this machine's GPUs (:func:`sample`, :mod:`~accelkit.monitor.nvml`,
-  the NVML layer the probes and the ecosystem audit share);
+* live NVML samples of this machine's GPUs (:func:`sample`, :mod:`~accelkit.monitor.live`,
+  over :mod:`accelkit.local.nvml`, the NVML layer the probes and the ecosystem audit share);
 * ``nvidia-smi --query-gpu=... --format=csv -l 1`` logs (:func:`read_log`);
 * DCGM-exporter metrics through a Prometheus server's HTTP API (:func:`query_prometheus`);
 * ``nvidia-smi topo -m`` (:func:`read_topology`).
@@ -33,7 +33,7 @@ _LAZY = {
     "read_log": ("nvsmi", "read_log"), "read_logs": ("nvsmi", "read_logs"),
     "read_topology": ("topology", "read_topology"),
     "query_prometheus": ("prometheus", "query_prometheus"),
-    "sample": ("nvml", "sample"),
+    "sample": ("live", "sample"),
     "summarize": ("summary", "summarize"),
     "right_size": ("rightsize", "right_size"),
 }

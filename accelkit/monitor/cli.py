@@ -61,7 +61,7 @@ def _fail(message):
 
 def _load(args):
     """(samples, command return code or None)."""
-    from . import example_log, nvml, nvsmi, prometheus
+    from . import example_log, live, nvsmi, prometheus
 
     command = list(args.command or [])
     if command and command[0] == "--":
@@ -78,7 +78,7 @@ def _load(args):
         return prometheus.query_prometheus(args.prometheus, since=args.since, match=args.match), None
     if args.example:
         return example_log(), None
-    return nvml.sample(seconds=args.seconds, command=command or None, interval_s=args.interval)
+    return live.sample(seconds=args.seconds, command=command or None, interval_s=args.interval)
 
 
 def _num(x, fmt):

@@ -3,7 +3,7 @@
 Definitions (all fractions in [0, 1]):
 
 * ``util`` -- NVML/DCGM GPU utilisation, the fraction of time a kernel ran (busy
-  time, not the share of peak FLOP/s; see :mod:`accelkit.monitor.nvml`);
+  time, not the share of peak FLOP/s; see :mod:`accelkit.local.nvml`);
 * ``effective_devices`` = Σ over GPUs of their mean utilisation: 8 GPUs at 30 % did
   the busy time of 2.4 fully busy GPUs;
 * ``idle_fraction`` -- share of samples with utilisation below :data:`THRESHOLDS` ``idle``;

@@ -162,7 +162,7 @@ def parse_topology_text(text, source="<text>"):
 def read_topology(path):
     """Read a saved ``nvidia-smi topo -m`` output, or run it when ``path`` is ``"live"``."""
     if str(path) == "live":
-        from .nvml import run_nvidia_smi
+        from .live import run_nvidia_smi
 
         return parse_topology_text(run_nvidia_smi(["topo", "-m"]), "nvidia-smi topo -m")
     path = Path(path)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from .. import units
 from ..catalog import PRECISION_COLUMNS
 
 from ._common import empty_figure, layout, unit_of, vendor_color
@@ -56,11 +57,11 @@ def catalogue_scatter(catalog, precision="bf16"):
         xs = np.array([lo, hi])
         fig.add_trace(
             go.Scatter(
-                x=xs, y=xs * ridge / 1000.0, mode="lines", name=f"ridge {ridge} FLOP/B",
+                x=xs, y=units.flops_to_tflops(units.gbs_to_bytes_per_s(xs) * ridge), mode="lines", name=f"ridge {ridge} FLOP/B",
                 line={"dash": "dot", "width": 1, "color": "#bbbbbb"}, hoverinfo="skip", showlegend=False,
             )
         )
-        notes.append({"x": float(np.log10(hi)), "y": float(np.log10(hi * ridge / 1000.0)), "text": f"{ridge} FLOP/B",
+        notes.append({"x": float(np.log10(hi)), "y": float(np.log10(units.flops_to_tflops(units.gbs_to_bytes_per_s(hi) * ridge))), "text": f"{ridge} FLOP/B",
                       "showarrow": False, "font": {"size": 9, "color": "#999"}, "xanchor": "right"})
     fig.update_layout(annotations=notes)
     ymin, ymax = data[col].min() / 2, data[col].max() * 2

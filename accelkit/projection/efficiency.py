@@ -259,7 +259,7 @@ def _widen_single(value, low, high, spread):
 
 def _probe_overrides(catalog, measurements_frame):
     """Efficiencies from a person's probe results: {ceiling or 'matmul <p>': (device index, ratio, text)}."""
-    from ..probes import calibration
+    from ..probes.results import calibration
 
     calib = calibration(measurements_frame)
     if calib.empty:
@@ -310,7 +310,7 @@ def efficiency_table(catalog=None, measurements=None, path=None):
     for key, ceiling, precision in keys:
         v, lo, hi, src = _resolve(catalog, measured, ceiling, precision)
         if ceiling == "allreduce_latency":
-            v, lo, hi = v * 1e-6, lo * 1e-6, hi * 1e-6  # measured in microseconds
+            v, lo, hi = v * units.MICRO, lo * units.MICRO, hi * units.MICRO  # measured in microseconds
         out[key], out[f"{key}_low"], out[f"{key}_high"], out[f"{key}_source"] = v, lo, hi, src
     frame = pd.DataFrame(out, index=catalog.index)
     for key, ceiling, _ in keys:

@@ -65,21 +65,21 @@ def network_bandwidth(ceil, catalog=None, network_gbps=None):
         from .._validate import check_positive
 
         check_positive("network_gbps", network_gbps, "a network bandwidth in Gbit/s")
-        return np.full(n, network_gbps * units.GIGA / 8.0), np.full(n, f"{network_gbps:g} Gb/s per device (given)")
+        return np.full(n, units.gbps_to_bytes_per_s(network_gbps)), np.full(n, f"{network_gbps:g} Gb/s per device (given)")
     table = load_reference_systems()
     by_device = table.groupby("device").first()
     names = ceil["name"].to_numpy()
     gbps = by_device["network_gbps_per_device"].reindex(names).to_numpy(dtype=float)
     source = np.array([f"{by_device.at[d, 'system']}: {by_device.at[d, 'network_gbps_per_device']:g} Gb/s per device"
                        if d in by_device.index else "" for d in names], dtype=object)
-    bw = gbps * units.GIGA / 8.0
+    bw = units.gbps_to_bytes_per_s(gbps)
     ici = ceil["link_kind"].astype(str).str.startswith("ICI").to_numpy()
     bw = np.where(ici, ceil["link_bw"].to_numpy(dtype=float), bw)
     source = np.where(ici, "scale-out over ICI (the catalogue's interconnect)", source)
     missing = ~np.isfinite(bw)
     if missing.any():
         median = float(np.median(table["network_gbps_per_device"]))
-        bw = np.where(missing, median * units.GIGA / 8.0, bw)
+        bw = np.where(missing, units.gbps_to_bytes_per_s(median), bw)
         source = np.where(missing, f"no reference system for this device: median of the reference systems, "
                                    f"{median:g} Gb/s per device", source)
     return bw, source

@@ -60,7 +60,7 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
             cost[level] = hourly / work[src] * units.MEGA
         else:
             hours = scenario.hours_per_day * days_horizon
-            energy_usd = catalog["tdp_w"] / 1000.0 * scenario.pue * scenario.electricity_usd_per_kwh * hours
+            energy_usd = catalog["tdp_w"] / units.WATTS_PER_KW * scenario.pue * scenario.electricity_usd_per_kwh * hours
             cost[level] = (price + energy_usd) / (work[src] * hours) * units.MEGA
     price = catalog["price_usd"] * factor
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())

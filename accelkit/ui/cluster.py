@@ -103,7 +103,7 @@ class ClusterPanel(Panel):
         counts = sorted({n for n in _COUNTS if n <= max(4096, s.n_devices)} | {s.n_devices})
         pcie = device.copy()
         pcie["interconnect_gbs"] = np.nan
-        net = step["inter_bw"] * 8 / units.GIGA  # Gbit/s per device actually used
+        net = units.bytes_per_s_to_gbps(step["inter_bw"])  # Gbit/s per device actually used
         curves = {
             f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {net:g} Gb/s":
                 sizing.cluster_scaling(s, device, counts, intra_gbs=intra, **args),
@@ -131,8 +131,8 @@ class ClusterPanel(Panel):
         usable = memory.usable_bytes(device["memory_gb"] * _B) / _B if device["memory_gb"] == device["memory_gb"] else np.nan
         it_w = s.n_devices * device["tdp_w"] + step["n_nodes"] * c["node_overhead_w"]
         facility_w = it_w * s.pue
-        job_hours = step["days"] * 24
-        kwh = facility_w * job_hours / 1000
+        job_hours = step["days"] * units.HOURS_PER_DAY
+        kwh = units.watts_to_kw(facility_w) * job_hours
         summary = [
             f"{s.n_devices} × {device['name']} in {step['n_nodes']} server(s): a step of {step['global_batch']} sequences "
             f"× {s.seq_len} tokens computes for {step['compute_s']:.2f} s and all-reduces {m['params'] * 2 / _B:,.1f} GB "
@@ -160,8 +160,8 @@ class ClusterPanel(Panel):
                 f"{acc['activations_gb'].iloc[-1]:,.1f} GB per device; the all-reduce is paid once per step either way."
             )
         summary.append(
-            f"Power: {it_w / 1000:,.1f} kW of IT load, {facility_w / 1000:,.1f} kW at the meter with PUE {s.pue:g} "
-            f"({(facility_w - it_w) / 1000:,.1f} kW for cooling and the hall); the job uses {kwh:,.0f} kWh "
+            f"Power: {units.watts_to_kw(it_w):,.1f} kW of IT load, {units.watts_to_kw(facility_w):,.1f} kW at the meter with PUE {s.pue:g} "
+            f"({units.watts_to_kw(facility_w - it_w):,.1f} kW for cooling and the hall); the job uses {kwh:,.0f} kWh "
             f"(${kwh * s.electricity_usd_per_kwh:,.0f}). The source text's liquid-cooled cluster targets PUE below 1.2."
         )
         step_table = pd.DataFrame([{
@@ -169,8 +169,8 @@ class ClusterPanel(Panel):
             "compute [s]": step["compute_s"], "all-reduce exposed [s]": step["comm_s"], "step [s]": step["step_s"],
             "efficiency": step["efficiency"], "tokens/s": step["tokens_per_s"], "days": step["days"],
         }])
-        power = pd.DataFrame([{"IT load [kW]": it_w / 1000, "at the meter [kW]": facility_w / 1000,
-                               "cooling and hall [kW]": (facility_w - it_w) / 1000, "job energy [kWh]": kwh,
+        power = pd.DataFrame([{"IT load [kW]": units.watts_to_kw(it_w), "at the meter [kW]": units.watts_to_kw(facility_w),
+                               "cooling and hall [kW]": units.watts_to_kw(facility_w - it_w), "job energy [kWh]": kwh,
                                "electricity [USD]": kwh * s.electricity_usd_per_kwh}])
         return {
             "step": step, "curves": curves, "accumulation": acc, "memory_gb": per_device_gb, "usable_gb": usable,

@@ -74,7 +74,7 @@ class EnergyPanel(Panel):
             summary.append(
                 f"Energy of {what} ({model}, {s.precision}, at the {speed}, PUE {s.pue:g}): "
                 f"{best['energy_kwh']:,.0f} kWh on {best['name']} up to {worst['energy_kwh']:,.0f} kWh on {worst['name']}; "
-                f"at {c['grid_kg_per_kwh']:g} kg/kWh that is {best['co2_kg'] / 1000:,.2f} to {worst['co2_kg'] / 1000:,.2f} t CO2e. "
+                f"at {c['grid_kg_per_kwh']:g} kg/kWh that is {best['co2_kg'] / units.KG_PER_TONNE:,.2f} to {worst['co2_kg'] / units.KG_PER_TONNE:,.2f} t CO2e. "
                 "TDP is an upper bound on average draw; measure with NVML (chapter 08) for a tighter figure."
             )
         col = {"int8": "int8_tops"}.get(s.precision, f"{s.precision}_tflops")

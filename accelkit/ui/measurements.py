@@ -37,7 +37,7 @@ class ProbeMeasurements:
             raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
                              "(accelkit probe --json)")
         if self._frame is None:
-            from ..probes import load_results
+            from ..probes.results import load_results
 
             self._frame = load_results(self.path)
         return self._frame

@@ -3,9 +3,11 @@
 * :func:`init` / :func:`shutdown` -- NVML through ``pynvml`` (package
   ``nvidia-ml-py``); never raises, says why NVML is unavailable;
 * :func:`device_info` -- static facts of one GPU (power limit, max clocks, PCIe);
-* :func:`read_sample` -- one sample of one GPU in the monitor's units;
-* :func:`sample` -- sample every GPU for a duration, or while a command runs;
-* :func:`nvidia_smi` / :func:`run_nvidia_smi` -- the ``nvidia-smi`` binary, with a timeout.
+* :func:`read_sample` -- one sample of one GPU in the monitor's units (the
+  monitor's :func:`accelkit.monitor.sample` loops over it);
+* :func:`driver_facts` -- the NVIDIA driver, CUDA driver API version and the GPUs
+  with their compute capability, from NVML or else ``nvidia-smi``;
+* :func:`nvidia_smi` -- the ``nvidia-smi`` binary, with a timeout.
 
 Utilisation semantics (NVML ``nvmlDeviceGetUtilizationRates``): ``gpu`` is the
 percent of the last sample period (1/6 s to 1 s, by product) during which one or
@@ -22,16 +24,14 @@ clocks, clock-event reasons), https://docs.nvidia.com/deploy/nvml-api/ ;
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
-import time
 
-from .samples import MonitorError
+from ..units import MEGA, MILLI, mhz_to_hz, milliwatts_to_watts
+from . import INSTALL_HINT
 
 __all__ = ["init", "shutdown", "reason", "handle", "text", "device_info", "device_count", "read_sample",
-           "sample", "nvidia_smi", "run_nvidia_smi", "LIBRARY_MISSING", "INSTALL_HINT"]
+           "driver_facts", "nvidia_smi", "LIBRARY_MISSING", "INSTALL_HINT"]
 
-INSTALL_HINT = "install the probe extra: pip install 'accelkit[probe]' (or torch==2.13.0 on this kind of machine)"
 #: how :func:`init`'s reason starts when the Python binding itself is missing
 LIBRARY_MISSING = "NVML not available: nvidia-ml-py is not installed"
 
@@ -114,9 +114,9 @@ def device_info(index=0, pci_bus_id=None):
         readers = {
             "nvml_name": lambda: text(pynvml.nvmlDeviceGetName(h)),
             "driver_version": lambda: text(pynvml.nvmlSystemGetDriverVersion()),
-            "power_limit_w": lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h) / 1000.0,
-            "sm_clock_max_hz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM) * 1e6,
-            "memory_clock_max_hz": lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM) * 1e6,
+            "power_limit_w": lambda: milliwatts_to_watts(pynvml.nvmlDeviceGetEnforcedPowerLimit(h)),
+            "sm_clock_max_hz": lambda: mhz_to_hz(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)),
+            "memory_clock_max_hz": lambda: mhz_to_hz(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_MEM)),
             "temperature_c": lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU),
             "gpu_util_pct": lambda: pynvml.nvmlDeviceGetUtilizationRates(h).gpu,
             "memory_util_pct": lambda: pynvml.nvmlDeviceGetUtilizationRates(h).memory,
@@ -170,100 +170,62 @@ def read_sample(pynvml, h, index, t_s, host=""):
         row["memory_used_bytes"], row["memory_total_bytes"] = float(mem.used), float(mem.total)
     except pynvml.NVMLError:
         row["memory_used_bytes"] = row["memory_total_bytes"] = nan
-    get("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(h), 1e-3)
-    get("power_limit_w", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h), 1e-3)
+    get("power_w", lambda: pynvml.nvmlDeviceGetPowerUsage(h), MILLI)  # mW -> W
+    get("power_limit_w", lambda: pynvml.nvmlDeviceGetEnforcedPowerLimit(h), MILLI)
     get("temperature_c", lambda: pynvml.nvmlDeviceGetTemperature(h, pynvml.NVML_TEMPERATURE_GPU))
-    get("sm_clock_hz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM), 1e6)
-    get("sm_clock_max_hz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM), 1e6)
+    get("sm_clock_hz", lambda: pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM), MEGA)  # MHz -> Hz
+    get("sm_clock_max_hz", lambda: pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM), MEGA)
     row["throttle_reasons"] = _reasons(pynvml, h)
     return row
 
 
-def sample(seconds=None, command=None, interval_s=1.0, indices=None, on_sample=None):
-    """Sample every NVIDIA GPU (or ``indices``) every ``interval_s`` seconds.
+def driver_facts(timeout_s=5.0):
+    """Driver version and GPUs, from NVML or else ``nvidia-smi`` (run with ``timeout_s`` [s]).
 
-    Either for ``seconds``, or while ``command`` (a list of program arguments) runs;
-    with both, until whichever ends first. Returns ``(samples, returncode)``: the
-    sample table (see :mod:`accelkit.monitor.samples`; ``timestamp_s`` in seconds
-    since the Unix epoch) and the command's exit status (None without a command).
-
-    Raises :class:`MonitorError` when NVML is not available (no NVIDIA driver, or
-    ``nvidia-ml-py`` missing), when a command cannot be started, or on bad arguments.
+    Returns a dict ``version`` (driver), ``cuda_driver`` (the CUDA driver API
+    version, "12.4"), ``gpus`` (list of ``{index, name, capability}``), ``via``
+    ("NVML", "nvidia-smi" or None) and ``error`` (why nothing was found). Never raises.
     """
-    from .samples import tidy
-
-    if seconds is None and not command:
-        raise MonitorError("give a duration (seconds) or a command to sample while it runs")
-    if seconds is not None and not (isinstance(seconds, (int, float)) and seconds > 0):
-        raise MonitorError(f"seconds must be a duration > 0; got {seconds!r}")
-    if not (isinstance(interval_s, (int, float)) and interval_s > 0):
-        raise MonitorError(f"interval_s must be a time in seconds > 0; got {interval_s!r}")
+    facts = {"version": None, "cuda_driver": None, "gpus": [], "via": None, "error": None}
     pynvml, why = init()
-    if pynvml is None:
-        raise MonitorError(f"cannot sample the GPUs here: {why}. Read a log (--log) or a Prometheus server "
-                           "(--prometheus) instead")
-    rows, process = [], None
-    try:
-        count = int(pynvml.nvmlDeviceGetCount())
-        wanted = list(range(count)) if indices is None else list(indices)
-        if not wanted:
-            raise MonitorError("NVML sees no NVIDIA GPU on this machine")
-        bad = [i for i in wanted if not 0 <= int(i) < count]
-        if bad:
-            raise MonitorError(f"no GPU {bad[0]} here; NVML sees GPUs 0-{count - 1}")
-        handles = {i: pynvml.nvmlDeviceGetHandleByIndex(i) for i in wanted}
-        names = {i: text(pynvml.nvmlDeviceGetName(h)) for i, h in handles.items()}
-        uuids = {}
-        for i, h in handles.items():
+    if pynvml is not None:
+        try:
+            facts["version"] = text(pynvml.nvmlSystemGetDriverVersion())
             try:
-                uuids[i] = text(pynvml.nvmlDeviceGetUUID(h))
+                cuda = pynvml.nvmlSystemGetCudaDriverVersion()  # an encoding: 1000 x major + 10 x minor
+                facts["cuda_driver"] = f"{cuda // 1000}.{cuda % 1000 // 10}"
             except pynvml.NVMLError:
-                uuids[i] = ""
-        host = socket.gethostname()
-        if command:
-            try:
-                process = subprocess.Popen(list(command))
-            except OSError as exc:
-                raise MonitorError(f"cannot start the command {command[0]!r}: {exc.strerror or exc}") from None
-        start = time.monotonic()
-        while True:
-            now = time.time()
-            for i, h in handles.items():
-                row = read_sample(pynvml, h, i, now, host)
-                row["name"], row["uuid"] = names[i], uuids[i]
-                rows.append(row)
-                if on_sample is not None:
-                    on_sample(row)
-            elapsed = time.monotonic() - start
-            if process is not None and process.poll() is not None:
-                break
-            if seconds is not None and elapsed >= seconds:
-                break
-            wait = interval_s if seconds is None else min(interval_s, max(0.0, seconds - elapsed))
-            if process is not None:
+                pass
+            for i in range(pynvml.nvmlDeviceGetCount()):
+                h = pynvml.nvmlDeviceGetHandleByIndex(i)
+                name = text(pynvml.nvmlDeviceGetName(h))
                 try:
-                    process.wait(timeout=wait)
-                except subprocess.TimeoutExpired:
-                    pass
-            else:
-                time.sleep(wait)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        shutdown(pynvml)
-    returncode = None
-    if process is not None:
-        if process.poll() is None:
-            if seconds is not None:
-                returncode = None  # still running: the duration ended first; leave it running
-            else:
-                process.terminate()
-                returncode = process.wait()
-        else:
-            returncode = process.returncode
-    frame = tidy(rows)
-    frame.attrs["path"] = "live NVML samples"
-    return frame, returncode
+                    major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(h)
+                    capability = f"{major}.{minor}"
+                except pynvml.NVMLError:
+                    capability = None
+                facts["gpus"].append({"index": i, "name": name, "capability": capability})
+            facts["via"] = "NVML"
+            return facts
+        except pynvml.NVMLError as exc:
+            facts["error"] = f"NVML: {exc}"
+        finally:
+            shutdown(pynvml)
+    elif not why.startswith(LIBRARY_MISSING):
+        facts["error"] = why
+    out, smi_error = nvidia_smi(["--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"], timeout_s)
+    if out is None:
+        facts["error"] = (facts["error"] + "; " if facts["error"] else "") + smi_error \
+            if smi_error == "nvidia-smi not on PATH" else smi_error
+        return facts
+    for i, line in enumerate(filter(None, (l.strip() for l in out.splitlines()))):
+        parts = [p.strip() for p in line.split(",")]
+        name, version = parts[0], parts[1] if len(parts) > 1 else None
+        facts["gpus"].append({"index": i, "name": name, "capability": parts[2] if len(parts) > 2 else None})
+        facts["version"] = facts["version"] or version
+    facts["via"] = "nvidia-smi"
+    facts["error"] = None
+    return facts
 
 
 def nvidia_smi(args, timeout_s=10.0):
@@ -278,12 +240,3 @@ def nvidia_smi(args, timeout_s=10.0):
     if done.returncode != 0:
         return None, f"nvidia-smi exited {done.returncode}: {(done.stderr or done.stdout).strip()[:200]}"
     return done.stdout, None
-
-
-def run_nvidia_smi(args, timeout_s=10.0):
-    """Like :func:`nvidia_smi`, raising :class:`MonitorError` with the reason."""
-    out, why = nvidia_smi(args, timeout_s)
-    if out is None:
-        raise MonitorError(f"cannot run 'nvidia-smi {' '.join(args)}' here ({why}); run it on the GPU machine, "
-                           "save its output to a file and pass the file instead")
-    return out

@@ -1,0 +1,107 @@
+"""The ecosystem's vocabulary: criteria, support levels, statuses, frameworks, weights, labels.
+
+One place for the names the table (``data/ecosystem.csv``), the requirements, the
+checklist and the UI share, and for the score's points per status and level
+(see :func:`accelkit.ecosystem.checklist` for how they combine).
+
+Reference: source article (seed 003), rule 4 "software-ecosystem compatibility
+traps" -- its must-check list gives the criteria.
+"""
+
+from __future__ import annotations
+
+from ..scenario import FRAMEWORKS as _SCENARIO_FRAMEWORKS
+
+__all__ = ["CRITERIA", "LEVELS", "STATUSES", "FRAMEWORKS", "SERVING_RUNTIMES", "DEPLOYMENTS", "DEFAULT_WEIGHTS",
+           "WEIGHT_KEYS", "STATUS_POINTS", "POINTS", "STACK_LABELS", "CRITERION_LABELS", "FRAMEWORK_LABELS",
+           "RUNTIME_LABELS"]
+
+#: criteria of data/ecosystem.csv, in display order
+CRITERIA = (
+    "pytorch", "tensorflow", "jax", "onnxruntime", "operator_coverage", "driver_toolkit",
+    "custom_ops", "profiler", "quantization", "serving", "containers", "community",
+)
+
+#: support levels, best first. ``fork``: a vendor-maintained separate build of the
+#: framework; ``plugin``: an extension/plugin/execution provider on top of the stock
+#: release; ``limited``: works with documented gaps (inference only, experimental,
+#: subset of ops, pinned versions); ``unknown``: no source found -- never guessed.
+LEVELS = ("native", "plugin", "fork", "limited", "none", "unknown")
+
+STATUSES = ("pass", "risk", "fail")
+
+#: frameworks a team can require: the scenario's vocabulary (accelkit.scenario.FRAMEWORKS)
+FRAMEWORKS = tuple(_SCENARIO_FRAMEWORKS)
+
+SERVING_RUNTIMES = ("any", "vllm", "triton", "tgi")
+DEPLOYMENTS = ("cloud", "on-prem", "edge")
+
+#: score weights: one per checklist item group (a framework criterion of the CSV
+#: counts under "frameworks"), 0-100 each; only their ratios matter
+DEFAULT_WEIGHTS = {
+    "frameworks": 25,
+    "operator_coverage": 10,
+    "driver_toolkit": 10,
+    "custom_ops": 10,
+    "team_skills": 10,
+    "deployment": 10,
+    "serving": 5,
+    "quantization": 5,
+    "profiler": 5,
+    "containers": 5,
+    "community": 5,
+}
+WEIGHT_KEYS = tuple(DEFAULT_WEIGHTS)
+
+#: points of an item by status alone (items not judged on a level: team, deployment, vendor runtimes)
+STATUS_POINTS = {"pass": 100.0, "risk": 50.0, "fail": 0.0}
+#: points of an item by status and the level it was judged on; a stack's score is the
+#: weighted mean of its items' points (see :func:`checklist`)
+POINTS = {
+    "pass": {"native": 100.0, "plugin": 85.0, "fork": 70.0, "limited": 70.0, "": 100.0},
+    "risk": {"native": 60.0, "plugin": 60.0, "fork": 60.0, "limited": 50.0, "unknown": 40.0, "none": 40.0, "": 50.0},
+    "fail": {level: 0.0 for level in ("native", "plugin", "fork", "limited", "unknown", "none", "")},
+}
+
+STACK_LABELS = {
+    "cuda": "NVIDIA CUDA",
+    "rocm": "AMD ROCm",
+    "xla": "Google TPU (XLA)",
+    "gaudi": "Intel Gaudi",
+    "cann": "Huawei Ascend CANN",
+    "openvino": "Intel OpenVINO",
+    "oneapi": "Intel oneAPI / XPU",
+    "mps": "Apple MPS",
+    "coreml": "Apple Core ML",
+    "jetpack": "NVIDIA JetPack",
+    "poplar": "Graphcore Poplar",
+    "cambricon": "Cambricon MLU",
+    "hailo": "Hailo",
+    "edgetpu": "Coral Edge TPU",
+    "neuron": "AWS Neuron",
+}
+
+CRITERION_LABELS = {
+    "pytorch": "PyTorch",
+    "tensorflow": "TensorFlow",
+    "jax": "JAX",
+    "onnxruntime": "ONNX Runtime",
+    "operator_coverage": "operator coverage",
+    "driver_toolkit": "driver / toolkit",
+    "custom_ops": "custom ops",
+    "profiler": "profiler",
+    "quantization": "quantisation",
+    "serving": "serving",
+    "containers": "containers",
+    "community": "community",
+    "team_skills": "team skills",
+    "deployment": "deployment",
+    "frameworks": "frameworks",
+}
+
+FRAMEWORK_LABELS = {
+    "pytorch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX", "onnxruntime": "ONNX Runtime",
+    "openvino": "OpenVINO", "tensorrt": "TensorRT", "vllm": "vLLM", "triton": "Triton",
+    "mindspore": "MindSpore", "paddle": "PaddlePaddle",
+}
+RUNTIME_LABELS = {"any": "any", "vllm": "vLLM", "triton": "Triton", "tgi": "TGI"}

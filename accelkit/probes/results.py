@@ -1,0 +1,306 @@
+"""Probe results without torch: the result frame's vocabulary, JSON, shipped examples,
+calibration, and tables for display.
+
+Everything here works on a result frame (from :func:`accelkit.probes.run_all` or
+:func:`load_results`) and imports neither torch nor anything that does, so the UI
+and the projections can read a person's measurements on a machine without torch.
+
+* :data:`COLUMNS` -- the columns of every probe result frame, in order;
+  :data:`MATMUL_DTYPES` and :data:`PRECISION_MODES` -- the formats probed;
+* :func:`save_results` / :func:`load_results` -- JSON, never overwritten unless asked;
+  :func:`example_results` / :func:`load_example_results` -- ``data/probe_results``;
+* :func:`calibration` -- measured/datasheet ratios for the projections;
+  :func:`calibrated_utilization` -- one of them, with its source in words;
+* :func:`precision_table` -- the precision probe pivoted, one row per (model, dtype);
+* :func:`format_value` / :func:`display_table` -- SI prefixes for people.
+
+Units are SI throughout: FLOP/s (OP/s for integer formats), bytes/s, seconds, watts.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..units import GIGA, KILO, MEGA, MILLI, PETA, TERA, s_to_ms, seconds_to_us
+
+__all__ = ["COLUMNS", "MATMUL_DTYPES", "PRECISION_MODES", "RESULTS_FORMAT", "RESULTS_VERSION", "save_results",
+           "load_results", "example_results", "load_example_results", "calibration", "calibrated_utilization",
+           "precision_table", "format_value", "display_table"]
+
+#: columns of every probe result frame, in order
+COLUMNS = [
+    "probe", "dtype", "shape", "measured", "unit", "datasheet", "ratio",
+    "device", "device_name", "torch_version", "timestamp", "note",
+]
+
+#: number formats the matmul probe tries, in order
+MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+
+#: modes of the precision probe, in order (fp32 is the reference)
+PRECISION_MODES = ("fp32", "bf16", "fp16", "int8")
+
+RESULTS_FORMAT = "accelkit-probe-results"
+RESULTS_VERSION = 1
+
+
+def _now():
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+# --- JSON ---------------------------------------------------------------------------
+
+def _plain(value):
+    if isinstance(value, (np.integer,)):
+        return int(value)
+    if isinstance(value, (np.floating, float)):
+        return None if not math.isfinite(float(value)) else float(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return value
+
+
+def _records(frame):
+    return [_plain(r) for r in frame.to_dict(orient="records")]
+
+
+def save_results(frame, path, overwrite=False, label=None):
+    """Write probe results to JSON; returns the path.
+
+    The file holds ``format``, ``version``, a ``header`` (machine description,
+    torch version, date, mode, ``label``), the ``inventory`` and the ``results``
+    rows (NaN written as null). An existing file is never replaced unless
+    ``overwrite=True``: ``FileExistsError`` names it. ``label`` describes the
+    machine in words ("2-core VM, CPU only").
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be the DataFrame returned by run_all; got {type(frame).__name__}")
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing the column(s) {', '.join(missing)}; expected the output of run_all")
+    path = Path(path)
+    if path.suffix.lower() != ".json":
+        raise ValueError(f"path must end in .json; got {str(path)!r}")
+    if path.exists() and not overwrite:
+        raise FileExistsError(f"{path} already exists; pass overwrite=True (accelkit probe --force) to replace it")
+    header = dict(frame.attrs.get("header") or {})
+    if not header:
+        first = frame.iloc[0] if len(frame) else {}
+        header = {"device": first.get("device", ""), "device_name": first.get("device_name", ""),
+                  "torch_version": first.get("torch_version", ""), "date": _now(), "machine": {}}
+    if label is not None:
+        header["label"] = str(label)
+    header.setdefault("saved", _now())
+    payload = {
+        "format": RESULTS_FORMAT,
+        "version": RESULTS_VERSION,
+        "header": _plain(header),
+        "inventory": frame.attrs.get("inventory", []),
+        "utilization_samples": _plain(frame.attrs.get("utilization_samples", [])),
+        "columns": COLUMNS,
+        "results": _records(frame[COLUMNS]),
+    }
+    text = json.dumps(payload, indent=1, allow_nan=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
+        handle.write(text + "\n")
+    return path
+
+
+def load_results(path):
+    """Read a JSON file written by :func:`save_results` into a DataFrame.
+
+    ``attrs["header"]``, ``attrs["inventory"]``, ``attrs["utilization_samples"]``
+    and ``attrs["source"]`` (the file) carry the rest. Needs no torch.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"probe results file not found: {path}")
+    try:
+        payload = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"path={str(path)!r} is not a JSON file of probe results ({exc})") from None
+    if not isinstance(payload, dict) or payload.get("format") != RESULTS_FORMAT:
+        raise ValueError(f"path={str(path)!r} is not an accelkit probe results file (expected format "
+                         f"{RESULTS_FORMAT!r}, written by accelkit probe --json)")
+    frame = pd.DataFrame(payload.get("results", []))
+    for col in COLUMNS:
+        if col not in frame.columns:
+            frame[col] = np.nan if col in ("measured", "datasheet", "ratio") else ""
+    frame = frame[COLUMNS].copy()
+    for col in ("measured", "datasheet", "ratio"):
+        frame[col] = pd.to_numeric(frame[col], errors="coerce").astype(float)
+    for col in ("probe", "dtype", "shape", "unit", "device", "device_name", "torch_version", "timestamp", "note"):
+        frame[col] = frame[col].fillna("").astype(str)
+    frame.attrs["header"] = payload.get("header", {})
+    frame.attrs["inventory"] = payload.get("inventory", [])
+    frame.attrs["utilization_samples"] = payload.get("utilization_samples", [])
+    frame.attrs["source"] = str(path)
+    return frame
+
+
+def example_results():
+    """Paths of the shipped example results (``data/probe_results/*.json``), sorted."""
+    from ..catalog import data_path
+
+    folder = data_path("probe_results")
+    return sorted(folder.glob("*.json")) if folder.exists() else []
+
+
+def load_example_results(name=None):
+    """The shipped example results as a DataFrame (see :func:`load_results`).
+
+    ``name``: a file name in ``data/probe_results`` (default: the first GPU result
+    if there is one, else the first file). Raises ``FileNotFoundError`` when no
+    example results exist.
+    """
+    paths = example_results()
+    if not paths:
+        raise FileNotFoundError("no example probe results in data/probe_results/ (run accelkit probe --json FILE)")
+    if name:
+        chosen = [p for p in paths if p.name == name or p.stem == name]
+        if not chosen:
+            raise FileNotFoundError(f"name={name!r}: no such example; available: {', '.join(p.name for p in paths)}")
+        return load_results(chosen[0])
+    frames = [load_results(p) for p in paths]
+    gpu = [f for f in frames if str(f.attrs["header"].get("device", "")).startswith("cuda")]
+    return (gpu or frames)[0]
+
+
+# --- calibration --------------------------------------------------------------------
+
+def calibration(results):
+    """Measured/datasheet ratios, the "use my measurements" defaults for projections.
+
+    One row per matmul dtype (its best shape) and per memory probe (copy, read):
+    ``quantity``, ``precision``, ``measured`` (SI), ``unit``, ``datasheet``,
+    ``ratio``, ``device_name`` and ``source`` (the results file, or "this
+    session's run"). The matmul ratio is the maximum achievable fraction of the
+    dense peak; real training reaches less (MFU 0.3-0.5 is typical), so use it as
+    an upper bound on utilisation. NaN ratios where the device has no datasheet
+    figure.
+    """
+    if not isinstance(results, pd.DataFrame) or "probe" not in results:
+        raise ValueError("results must be a probe result DataFrame (run_all or load_results)")
+    source = results.attrs.get("source", "this session's run (not saved)")
+    device_name = results["device_name"].iloc[0] if len(results) else ""
+    rows = []
+    matmul = results[(results["probe"] == "matmul") & results["measured"].notna()]
+    for dtype in [d for d in MATMUL_DTYPES if d in set(matmul["dtype"])]:
+        group = matmul[matmul["dtype"] == dtype]
+        best = group.loc[group["measured"].idxmax()]
+        rows.append({"quantity": f"matmul {dtype}", "precision": dtype, "measured": best["measured"],
+                     "unit": best["unit"], "datasheet": best["datasheet"], "ratio": best["ratio"]})
+    for probe, label in (("memory_copy", "memory bandwidth (copy)"), ("memory_read", "memory bandwidth (read)")):
+        group = results[(results["probe"] == probe) & results["measured"].notna()]
+        if not group.empty:
+            best = group.loc[group["measured"].idxmax()]
+            rows.append({"quantity": label, "precision": "", "measured": best["measured"], "unit": best["unit"],
+                         "datasheet": best["datasheet"], "ratio": best["ratio"]})
+    frame = pd.DataFrame(rows, columns=["quantity", "precision", "measured", "unit", "datasheet", "ratio"])
+    frame["device_name"] = device_name
+    frame["source"] = source
+    return frame
+
+
+def calibrated_utilization(results, precision="bf16", default=None):
+    """``(utilisation, source text)`` for a projection at ``precision``.
+
+    The measured/datasheet matmul ratio at ``precision`` from ``results`` (a probe
+    result frame or a :func:`calibration` frame). Falls back to ``default`` with a
+    text saying why when the ratio is unknown (device not in the catalogue, dtype
+    not measured).
+    """
+    calib = results if "quantity" in results.columns else calibration(results)
+    row = calib[calib["precision"] == precision]
+    if row.empty or not np.isfinite(row["ratio"].iloc[0]):
+        why = "not measured" if row.empty else "no datasheet figure to compare with"
+        return default, f"default utilisation ({precision} {why} in {calib['source'].iloc[0] if len(calib) else 'the results'})"
+    r = row.iloc[0]
+    return float(r["ratio"]), f"measured {precision} matmul on {r['device_name']}: {r['ratio']:.0%} of datasheet ({r['source']})"
+
+
+# --- tables -------------------------------------------------------------------------
+
+def precision_table(results):
+    """One row per (model, dtype): time per batch [s], speed-up vs fp32, errors, note.
+
+    Works on any probe result frame (live or loaded); no torch needed.
+    """
+    data = results[results["probe"].astype(str).str.startswith("precision_")]
+    columns = ["model", "dtype", "seconds_per_batch", "speedup_vs_fp32", "max_abs_error", "rel_l2_error",
+               "cosine", "note"]
+    if data.empty:
+        return pd.DataFrame(columns=columns)
+    data = data.assign(model=data["shape"].astype(str).str.split().str[0],
+                       metric=data["probe"].str.replace("precision_", "", regex=False))
+    keys = ["model", "shape", "dtype"]
+    wide = data.drop_duplicates(keys + ["metric"]).set_index(keys + ["metric"])["measured"].unstack("metric")
+    wide = wide.reindex(columns=["time", "max_abs_error", "rel_l2_error", "cosine"])
+    notes = data[data["metric"] == "time"].drop_duplicates(keys).set_index(keys)["note"]
+    table = wide.reset_index().rename(columns={"time": "seconds_per_batch"})
+    table["note"] = [notes.get((m, s, d), "") for m, s, d in zip(table["model"], table["shape"], table["dtype"])]
+    fp32 = table[table["dtype"] == "fp32"].drop_duplicates("shape").set_index("shape")["seconds_per_batch"]
+    table["speedup_vs_fp32"] = table["shape"].map(fp32) / table["seconds_per_batch"]
+    order = {m: i for i, m in enumerate(PRECISION_MODES)}
+    table = table.sort_values(["model", "dtype"], key=lambda s: s.map(order) if s.name == "dtype" else s,
+                              kind="stable")
+    return table[columns].reset_index(drop=True)
+
+
+# --- display ------------------------------------------------------------------------
+
+_PREFIXES = [(PETA, "P"), (TERA, "T"), (GIGA, "G"), (MEGA, "M"), (KILO, "k"), (1.0, "")]
+
+
+def format_value(value, unit):
+    """A measured value with an SI prefix: ``format_value(4.3e10, "FLOP/s") -> '43.2 GFLOP/s'``.
+
+    Seconds below 1 s are shown in ms or µs; dimensionless figures ("1") in
+    scientific notation; NaN as an em dash.
+    """
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        return "—"
+    if not math.isfinite(value):
+        return "—"
+    if unit == "s":
+        if value >= 1:
+            return f"{value:.3g} s"
+        return f"{s_to_ms(value):.3g} ms" if value >= MILLI else f"{seconds_to_us(value):.3g} µs"
+    if unit == "1":
+        return f"{value:.3g}" if value == 0 or 1e-2 <= abs(value) < 1e3 else f"{value:.2e}"
+    if unit in ("%", "W"):
+        return f"{value:.0f} {unit}" if unit == "W" else f"{value:.0f} %"
+    if unit == "B/s":
+        unit = "B/s"
+    for scale, prefix in _PREFIXES:
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
+def display_table(results, max_note=90):
+    """The results as readable text columns: probe, dtype, shape, measured, datasheet, ratio, note."""
+    out = pd.DataFrame({
+        "probe": results["probe"],
+        "dtype": results["dtype"],
+        "shape": results["shape"],
+        "measured": [format_value(v, u) for v, u in zip(results["measured"], results["unit"])],
+        "datasheet": [format_value(v, u) for v, u in zip(results["datasheet"], results["unit"])],
+        "ratio": [f"{r:.0%}" if np.isfinite(r) else "—" for r in results["ratio"].astype(float)],
+        "note": [n if len(n) <= max_note else n[: max_note - 1] + "…" for n in results["note"].astype(str)],
+    })
+    return out
