@@ -44,7 +44,7 @@ def unit_of(precision):
     return "TOP/s" if str(precision).startswith("int") else "TFLOP/s"
 
 
-def layout(fig, title, **kwargs):
+def _settings(title, kwargs):
     settings = {
         "template": TEMPLATE,
         "title": {"text": title, "x": 0.01, "xanchor": "left"},
@@ -53,23 +53,48 @@ def layout(fig, title, **kwargs):
         "legend": {"orientation": "h", "y": -0.18},
     }
     settings.update(kwargs)
-    fig.update_layout(**settings)
+    return settings
+
+
+def layout(fig, title, **kwargs):
+    """Apply the shared look to a figure built step by step."""
+    fig.update_layout(**_settings(title, kwargs))
     return fig
+
+
+def figure(traces, title, **layout_kwargs):
+    """A figure built in one step from trace dicts (each with its ``type``) and layout
+    settings (``xaxis={...}``, ``shapes=[...]``, ...), with the shared look.
+
+    One construction validates everything once; building the same figure with
+    ``add_trace`` and ``update_*`` calls validates it again at each step and costs
+    three to four times as long, which the live panels cannot afford (the redraw
+    budget is 100 ms per control change, see ``benchmarks/panels.py``).
+    """
+    return go.Figure(data=list(traces), layout=_settings(title, layout_kwargs))
 
 
 def empty_figure(message, title=""):
     """A blank figure that says why it is blank (no device has the figure, …)."""
-    fig = go.Figure()
-    fig.add_annotation(text=message, showarrow=False, x=0.5, y=0.5, xref="paper", yref="paper", font={"size": 15})
-    fig.update_xaxes(visible=False)
-    fig.update_yaxes(visible=False)
-    return layout(fig, title, height=300)
+    return figure([], title, height=300, xaxis={"visible": False}, yaxis={"visible": False},
+                  annotations=[{"text": message, "showarrow": False, "x": 0.5, "y": 0.5, "xref": "paper",
+                                "yref": "paper", "font": {"size": 15}}])
 
 
 def add_lines(fig, orientation, values, labels=(), colors=(), dash="dot", label_position=None, font_size=9):
     """Add horizontal (``"h"``) or vertical (``"v"``) reference lines with labels in
     one layout update (``fig.add_hline`` costs ~40 ms per line)."""
-    shapes, notes = list(fig.layout.shapes or ()), list(fig.layout.annotations or ())
+    shapes, notes = reference_lines(orientation, values, labels, colors, dash, label_position, font_size,
+                                    shapes=fig.layout.shapes, notes=fig.layout.annotations)
+    fig.update_layout(shapes=shapes, annotations=notes)
+    return fig
+
+
+def reference_lines(orientation, values, labels=(), colors=(), dash="dot", label_position=None, font_size=9,
+                    shapes=(), notes=()):
+    """``(shapes, annotations)``: horizontal (``"h"``) or vertical (``"v"``) reference
+    lines with their labels, appended to ``shapes`` and ``notes``, for :func:`figure`."""
+    shapes, notes = list(shapes or ()), list(notes or ())
     for i, value in enumerate(values):
         color = colors[i] if i < len(colors) else "#aaaaaa"
         if orientation == "h":
@@ -86,5 +111,4 @@ def add_lines(fig, orientation, values, labels=(), colors=(), dash="dot", label_
                 y = 1.0 - 0.055 * (i % 6) if label_position is None else label_position
                 notes.append({"yref": "paper", "y": y, "xref": "x", "x": value, "xanchor": "left", "text": labels[i],
                               "showarrow": False, "font": {"size": font_size, "color": "#555"}})
-    fig.update_layout(shapes=shapes, annotations=notes)
-    return fig
+    return shapes, notes

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-from plotly.subplots import make_subplots
-
-from ._common import PALETTE, layout
+from ._common import PALETTE, figure
 
 __all__ = ["scaling_chart", "accumulation_chart"]
 
@@ -15,31 +12,34 @@ def scaling_chart(curves, title):
 
     ``curves`` maps a label to a DataFrame from :func:`accelkit.sizing.cluster_scaling`.
     """
-    fig = go.Figure()
-    for i, (label, frame) in enumerate(curves.items()):
-        fig.add_trace(go.Scatter(
-            x=frame["n_devices"], y=frame["efficiency"] * 100, mode="lines+markers", name=label,
-            line={"color": PALETTE[i % len(PALETTE)], "width": 3 if i == 0 else 2, "dash": "solid" if i == 0 else "dot"},
-            customdata=frame[["days", "comm_s", "step_s", "n_nodes"]].to_numpy(),
-            hovertemplate="%{x} devices (%{customdata[3]} nodes)<br>efficiency %{y:.1f} %"
-                          "<br>exposed all-reduce %{customdata[1]:.3f} s of a %{customdata[2]:.3f} s step"
-                          "<br>%{customdata[0]:,.1f} days for the tokens<extra>" + label + "</extra>",
-        ))
-    fig.update_xaxes(type="log", title="devices [count]")
-    fig.update_yaxes(title="scaling efficiency [%]", range=[0, 105])
-    return layout(fig, title, height=420)
+    traces = [{
+        "type": "scatter", "x": frame["n_devices"], "y": frame["efficiency"] * 100, "mode": "lines+markers",
+        "name": label,
+        "line": {"color": PALETTE[i % len(PALETTE)], "width": 3 if i == 0 else 2,
+                 "dash": "solid" if i == 0 else "dot"},
+        "customdata": frame[["days", "comm_s", "step_s", "n_nodes"]].to_numpy(),
+        "hovertemplate": "%{x} devices (%{customdata[3]} nodes)<br>efficiency %{y:.1f} %"
+                         "<br>exposed all-reduce %{customdata[1]:.3f} s of a %{customdata[2]:.3f} s step"
+                         "<br>%{customdata[0]:,.1f} days for the tokens<extra>" + label + "</extra>",
+    } for i, (label, frame) in enumerate(curves.items())]
+    return figure(traces, title, height=420, xaxis={"type": "log", "title": "devices [count]"},
+                  yaxis={"title": "scaling efficiency [%]", "range": [0, 105]})
 
 
 def accumulation_chart(frame, title):
     """Activation memory (bars) and step efficiency (line) vs accumulation steps."""
-    fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Bar(x=frame["accumulation_steps"].astype(str), y=frame["activations_gb"], name="activations per device",
-                         marker={"color": PALETTE[0]}, hovertemplate="k=%{x}: %{y:,.1f} GB<extra></extra>"),
-                  secondary_y=False)
-    fig.add_trace(go.Scatter(x=frame["accumulation_steps"].astype(str), y=frame["efficiency"] * 100, mode="lines+markers",
-                             name="scaling efficiency", line={"color": PALETTE[1]},
-                             hovertemplate="k=%{x}: %{y:.1f} %<extra></extra>"), secondary_y=True)
-    fig.update_xaxes(title="accumulation steps k (same global batch, micro-batch ÷ k)")
-    fig.update_yaxes(title_text="activations [GB per device]", secondary_y=False)
-    fig.update_yaxes(title_text="efficiency [%]", secondary_y=True, range=[0, 105])
-    return layout(fig, title, height=380)
+    steps = frame["accumulation_steps"].astype(str)
+    bar = {"type": "bar", "x": steps, "y": frame["activations_gb"], "name": "activations per device",
+           "marker": {"color": PALETTE[0]}, "hovertemplate": "k=%{x}: %{y:,.1f} GB<extra></extra>",
+           "xaxis": "x", "yaxis": "y"}
+    line = {"type": "scatter", "x": steps, "y": frame["efficiency"] * 100, "mode": "lines+markers",
+            "name": "scaling efficiency", "line": {"color": PALETTE[1]},
+            "hovertemplate": "k=%{x}: %{y:.1f} %<extra></extra>", "xaxis": "x", "yaxis": "y2"}
+    # the axes make_subplots(specs=[[{"secondary_y": True}]]) sets up: y2 on the right, over y
+    return figure(
+        [bar, line], title, height=380,
+        xaxis={"anchor": "y", "domain": [0.0, 0.94],
+               "title": "accumulation steps k (same global batch, micro-batch ÷ k)"},
+        yaxis={"anchor": "x", "domain": [0.0, 1.0], "title": "activations [GB per device]"},
+        yaxis2={"anchor": "x", "overlaying": "y", "side": "right", "title": "efficiency [%]", "range": [0, 105]},
+    )

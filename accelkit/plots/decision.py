@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from ._common import PALETTE, empty_figure, layout
+from ._common import PALETTE, empty_figure, figure
 
 __all__ = ["score_breakdown_chart", "tornado_chart"]
 
@@ -18,18 +17,14 @@ def score_breakdown_chart(ranked, weights, top=10):
     if short.empty:
         return empty_figure("No device passes every hard constraint", title)
     total = sum(weights.values())
-    fig = go.Figure()
-    for i, (criterion, weight) in enumerate(weights.items()):
-        contribution = short[f"score_{criterion}"] * weight / total * 100
-        fig.add_trace(go.Bar(
-            y=short["name"], x=contribution, orientation="h", name=criterion, marker={"color": PALETTE[i % len(PALETTE)]},
-            customdata=short[f"score_{criterion}"],
-            hovertemplate=f"%{{y}}<br>{criterion}: %{{customdata:.2f}} × weight {weight:g} → %{{x:.1f}} points<extra></extra>",
-        ))
-    fig.update_layout(barmode="stack")
-    fig.update_yaxes(autorange="reversed")
-    fig.update_xaxes(title="score (0-100)", range=[0, 100])
-    return layout(fig, title, height=max(320, 30 * len(short) + 150))
+    traces = [{
+        "type": "bar", "y": short["name"], "x": short[f"score_{criterion}"] * weight / total * 100, "orientation": "h",
+        "name": criterion, "marker": {"color": PALETTE[i % len(PALETTE)]}, "customdata": short[f"score_{criterion}"],
+        "hovertemplate": f"%{{y}}<br>{criterion}: %{{customdata:.2f}} × weight {weight:g} → %{{x:.1f}} points"
+                         "<extra></extra>",
+    } for i, (criterion, weight) in enumerate(weights.items())]
+    return figure(traces, title, barmode="stack", yaxis={"autorange": "reversed"},
+                  xaxis={"title": "score (0-100)", "range": [0, 100]}, height=max(320, 30 * len(short) + 150))
 
 
 def tornado_chart(summary, title=None):
@@ -50,13 +45,14 @@ def tornado_chart(summary, title=None):
     data = data.assign(span=(data["hi"] - data["lo"]).clip(lower=0.5)).sort_values("span")
     labels = [f"{a}: flips at {s:g} → {w}" if s == s else f"{a}: holds (lead ≥ {lo:.1f} points)"
               for a, s, w, lo in zip(data["assumption"], data["switches_at"], data["new_winner"], data["lo"])]
-    fig = go.Figure(go.Bar(
-        y=labels, x=data["span"], base=data["lo"], orientation="h",
-        marker={"color": ["#d62728" if s == s else "#9e9e9e" for s in data["switches_at"]]},
-        customdata=np.column_stack([data["lo"], data["hi"], data["base"]]),
-        hovertemplate="%{y}<br>lead from %{customdata[0]:.1f} to %{customdata[1]:.1f} points "
-                      "(base value %{customdata[2]:g})<extra></extra>",
-    ))
-    fig.add_vline(x=0, line={"color": "#333", "width": 1})
-    fig.update_xaxes(title=f"{winner}'s lead over {runner or 'nobody'} across the range [score points]")
-    return layout(fig, title, height=340, margin={"l": 340, "r": 20, "t": 60, "b": 50})
+    bar = {
+        "type": "bar", "y": labels, "x": data["span"], "base": data["lo"], "orientation": "h",
+        "marker": {"color": ["#d62728" if s == s else "#9e9e9e" for s in data["switches_at"]]},
+        "customdata": np.column_stack([data["lo"], data["hi"], data["base"]]),
+        "hovertemplate": "%{y}<br>lead from %{customdata[0]:.1f} to %{customdata[1]:.1f} points "
+                         "(base value %{customdata[2]:g})<extra></extra>",
+    }
+    zero = {"type": "line", "xref": "x", "x0": 0, "x1": 0, "yref": "y domain", "y0": 0, "y1": 1,
+            "line": {"color": "#333", "width": 1}}
+    return figure([bar], title, shapes=[zero], height=340, margin={"l": 340, "r": 20, "t": 60, "b": 50},
+                  xaxis={"title": f"{winner}'s lead over {runner or 'nobody'} across the range [score points]"})

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from .. import units
-from ._common import PALETTE, add_lines, empty_figure, layout, vendor_color
+from ._common import PALETTE, empty_figure, figure, reference_lines, vendor_color
 
 __all__ = ["devices_needed_chart", "memory_breakdown_chart", "seed_rule_chart"]
 
@@ -33,34 +32,30 @@ def devices_needed_chart(table, title):
     low = data.get("devices_for_target_low", data["devices_for_target"])
     high = data.get("devices_for_target_high", data["devices_for_target"])
     source = data.get("matmul_source", "").astype(str) if "matmul_source" in data else [""] * len(data)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Bar(
-            y=data["name"], x=data["devices_for_target"], orientation="h", name="for the target (projected)",
-            marker={"color": [vendor_color(v) for v in data["vendor"]]},
-            error_x={"type": "data", "symmetric": False, "array": (high - data["devices_for_target"]).clip(lower=0),
-                     "arrayminus": (data["devices_for_target"] - low).clip(lower=0), "color": "#555"},
-            customdata=np.stack([units.flops_to_tflops(data["peak_flops"]), data["device_hours"], hover_cost, low, high,
-                                 _wrap(source)], axis=-1),
-            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices for the target (range %{customdata[3]:.0f}-"
-            "%{customdata[4]:.0f})<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
-            "<br>rent: %{customdata[2]}<br>efficiency: %{customdata[5]}<extra></extra>",
-        )
-    )
-    fig.add_trace(
-        go.Scatter(
-            y=data["name"], x=data["memory_shown"], mode="markers", name="to hold the memory",
-            marker={"symbol": "diamond", "size": 11, "color": "#333"},
-            hovertemplate="<b>%{y}</b><br>%{x:.0f} devices to hold the memory<extra></extra>",
-        )
-    )
+    bar = {
+        "type": "bar", "y": data["name"], "x": data["devices_for_target"], "orientation": "h",
+        "name": "for the target (projected)", "marker": {"color": [vendor_color(v) for v in data["vendor"]]},
+        "error_x": {"type": "data", "symmetric": False, "array": (high - data["devices_for_target"]).clip(lower=0),
+                    "arrayminus": (data["devices_for_target"] - low).clip(lower=0), "color": "#555"},
+        "customdata": np.stack([units.flops_to_tflops(data["peak_flops"]), data["device_hours"], hover_cost, low, high,
+                                _wrap(source)], axis=-1),
+        "hovertemplate": "<b>%{y}</b><br>%{x:.0f} devices for the target (range %{customdata[3]:.0f}-"
+        "%{customdata[4]:.0f})<br>peak %{customdata[0]:,.1f} TFLOP/s<br>%{customdata[1]:,.0f} device-hours"
+        "<br>rent: %{customdata[2]}<br>efficiency: %{customdata[5]}<extra></extra>",
+    }
+    memory = {
+        "type": "scatter", "y": data["name"], "x": data["memory_shown"], "mode": "markers",
+        "name": "to hold the memory",
+        "marker": {"symbol": "diamond", "size": 11, "color": "#333"},
+        "hovertemplate": "<b>%{y}</b><br>%{x:.0f} devices to hold the memory<extra></extra>",
+    }
     no_fit = data[np.isinf(data["min_devices_memory"])]
-    fig.update_layout(annotations=[
+    notes = [
         {"y": name, "x": 0, "xref": "paper", "text": "  never fits (replicated state too big)", "showarrow": False,
          "xanchor": "left", "font": {"size": 10, "color": "#b00"}} for name in no_fit["name"]
-    ])
-    fig.update_xaxes(title="devices [count]", type="log" if data["devices_needed"].max() > 50 else "linear")
-    return layout(fig, title, height=max(320, 28 * len(data) + 140))
+    ]
+    return figure([bar, memory], title, annotations=notes, height=max(320, 28 * len(data) + 140),
+                  xaxis={"title": "devices [count]", "type": "log" if data["devices_needed"].max() > 50 else "linear"})
 
 
 def memory_breakdown_chart(parts_gb, capacities_gb, title):
@@ -73,34 +68,29 @@ def memory_breakdown_chart(parts_gb, capacities_gb, title):
     capacities_gb : pandas.Series
         Device name -> usable memory [GB].
     """
-    fig = go.Figure()
     labels = [k for k, v in parts_gb.items() if v > 0]
     if not labels:
         return empty_figure("Nothing to hold", title)
-    for i, key in enumerate(labels):
-        fig.add_trace(go.Bar(x=["needed per device"], y=[parts_gb[key]], name=key.replace("_", " "),
-                             marker={"color": PALETTE[i % len(PALETTE)]},
-                             hovertemplate=f"{key.replace('_', ' ')}: %{{y:,.1f}} GB<extra></extra>"))
+    traces = [{"type": "bar", "x": ["needed per device"], "y": [parts_gb[key]], "name": key.replace("_", " "),
+               "marker": {"color": PALETTE[i % len(PALETTE)]},
+               "hovertemplate": f"{key.replace('_', ' ')}: %{{y:,.1f}} GB<extra></extra>"}
+              for i, key in enumerate(labels)]
     caps = capacities_gb.dropna().sort_values()
-    fig.add_trace(go.Bar(x=list(caps.index), y=list(caps.values), name="usable memory of one device",
-                         marker={"color": "#cfd8dc"}, hovertemplate="%{x}: %{y:,.0f} GB usable<extra></extra>"))
+    traces.append({"type": "bar", "x": list(caps.index), "y": list(caps.values), "name": "usable memory of one device",
+                   "marker": {"color": "#cfd8dc"}, "hovertemplate": "%{x}: %{y:,.0f} GB usable<extra></extra>"})
     total = sum(parts_gb[k] for k in labels)
-    add_lines(fig, "h", [total], [f"needed {total:,.1f} GB"], ["#d62728"], dash="dash")
-    fig.update_layout(barmode="stack")
-    fig.update_yaxes(title="memory [GB]")
-    return layout(fig, title)
+    shapes, notes = reference_lines("h", [total], [f"needed {total:,.1f} GB"], ["#d62728"], dash="dash")
+    return figure(traces, title, shapes=shapes, annotations=notes, barmode="stack", yaxis={"title": "memory [GB]"})
 
 
 def seed_rule_chart(seed_table):
     """The source text's demand example: its claim vs the arithmetic, log scale."""
-    fig = go.Figure(
-        go.Bar(
-            x=seed_table["method"], y=units.flops_to_tflops(seed_table["flops_per_s"]),
-            marker={"color": ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"][: len(seed_table)]},
-            text=[f"{units.flops_to_tflops(v):.3g}" for v in seed_table["flops_per_s"]], textposition="outside",
-            customdata=seed_table["explanation"],
-            hovertemplate="%{x}<br>%{y:.3g} TFLOP/s<br>%{customdata}<extra></extra>",
-        )
-    )
-    fig.update_yaxes(type="log", title="compute needed [TFLOP/s]")
-    return layout(fig, "The source text's example, recomputed", height=380)
+    bar = {
+        "type": "bar", "x": seed_table["method"], "y": units.flops_to_tflops(seed_table["flops_per_s"]),
+        "marker": {"color": ["#d62728", "#ff7f0e", "#1f77b4", "#2ca02c"][: len(seed_table)]},
+        "text": [f"{units.flops_to_tflops(v):.3g}" for v in seed_table["flops_per_s"]], "textposition": "outside",
+        "customdata": seed_table["explanation"],
+        "hovertemplate": "%{x}<br>%{y:.3g} TFLOP/s<br>%{customdata}<extra></extra>",
+    }
+    return figure([bar], "The source text's example, recomputed", height=380,
+                  yaxis={"type": "log", "title": "compute needed [TFLOP/s]"})

@@ -6,10 +6,8 @@ import html
 import textwrap
 from functools import lru_cache
 
-import plotly.graph_objects as go
-
 from ..ecosystem import CRITERIA, CRITERION_LABELS, LEVELS, STACK_LABELS
-from ._common import empty_figure, layout
+from ._common import empty_figure, figure
 
 __all__ = ["ecosystem_heatmap", "ecosystem_score_chart", "LEVEL_COLORS", "STATUS_COLORS"]
 
@@ -71,21 +69,17 @@ def ecosystem_heatmap(ecosystem, stacks=None, highlight=(), title="Support per s
     scale = []
     for i, level in enumerate(LEVELS):
         scale += [[i / n, LEVEL_COLORS[level]], [(i + 1) / n, LEVEL_COLORS[level]]]
-    fig = go.Figure(
-        go.Heatmap(
-            z=z, x=x, y=y, text=text, texttemplate="%{text}", textfont={"size": 9},
-            hovertext=hover, hoverinfo="text", colorscale=scale, zmin=-0.5, zmax=n - 0.5, xgap=2, ygap=2,
-            colorbar={"tickvals": list(range(n)), "ticktext": list(LEVELS), "title": {"text": "level"},
-                      "thickness": 12},
-        )
-    )
-    fig.update_yaxes(autorange="reversed", title="software stack")
-    fig.update_xaxes(side="top", tickangle=-30)
+    heatmap = {
+        "type": "heatmap", "z": z, "x": x, "y": y, "text": text, "texttemplate": "%{text}", "textfont": {"size": 9},
+        "hovertext": hover, "hoverinfo": "text", "colorscale": scale, "zmin": -0.5, "zmax": n - 0.5, "xgap": 2,
+        "ygap": 2, "colorbar": {"tickvals": list(range(n)), "ticktext": list(LEVELS), "title": {"text": "level"},
+                                "thickness": 12},
+    }
     if highlight:
         title += " · ★ your requirements depend on it"
-    fig = layout(fig, title, height=max(380, 30 * len(order) + 200))
-    fig.update_layout(margin={"l": 150, "r": 20, "t": 130, "b": 30})
-    return fig
+    return figure([heatmap], title, height=max(380, 30 * len(order) + 200),
+                  margin={"l": 150, "r": 20, "t": 130, "b": 30},
+                  xaxis={"side": "top", "tickangle": -30}, yaxis={"autorange": "reversed", "title": "software stack"})
 
 
 def ecosystem_score_chart(scores, title="Ecosystem score per stack"):
@@ -107,16 +101,14 @@ def ecosystem_score_chart(scores, title="Ecosystem score per stack"):
         for label, sc, nf, nr, np_, reason in zip(scores["label"], scores["score"], scores["n_fail"],
                                                   scores["n_risk"], scores["n_pass"], scores["worst_reason"])
     ]
-    fig = go.Figure(
-        go.Bar(
-            x=scores["score"], y=scores["label"], orientation="h", marker={"color": colors}, text=labels,
-            textposition="auto", hovertext=hover, hoverinfo="text", name="score",
-        )
-    )
-    for status, color in STATUS_COLORS.items():  # legend for the colours
-        fig.add_trace(go.Bar(x=[None], y=[None], marker={"color": color}, name=f"worst item: {status}",
-                             showlegend=True, hoverinfo="skip"))
-    fig.update_traces(selector={"name": "score"}, showlegend=False)
-    fig.update_xaxes(title="score [0-100] (weighted checklist points)", range=[0, 100])
-    fig.update_yaxes(autorange="reversed")
-    return layout(fig, title, height=max(320, 26 * len(scores) + 150))
+    bar = {
+        "type": "bar", "x": scores["score"], "y": scores["label"], "orientation": "h", "marker": {"color": colors},
+        "text": labels, "textposition": "auto", "hovertext": hover, "hoverinfo": "text", "name": "score",
+        "showlegend": False,
+    }
+    legend = [{"type": "bar", "x": [None], "y": [None], "marker": {"color": color}, "name": f"worst item: {status}",
+               "showlegend": True, "hoverinfo": "skip"}
+              for status, color in STATUS_COLORS.items()]  # legend for the colours
+    return figure([bar] + legend, title, height=max(320, 26 * len(scores) + 150),
+                  xaxis={"title": "score [0-100] (weighted checklist points)", "range": [0, 100]},
+                  yaxis={"autorange": "reversed"})

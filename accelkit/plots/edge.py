@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
-from ._common import add_lines, empty_figure, layout
+from ._common import empty_figure, figure, reference_lines
 
 __all__ = ["edge_fit_chart", "edge_units_chart"]
 
@@ -15,26 +14,29 @@ def edge_fit_chart(table, latency_ms=None, power_w=None, title="Edge devices: ti
     data = table.dropna(subset=["frame_ms", "tdp_w"])
     if data.empty:
         return empty_figure("No edge device has both a compute figure and a power figure", title)
-    fig = go.Figure()
-    for meets, group in data.groupby("meets"):
-        fig.add_trace(go.Scatter(
-            x=group["frame_ms"], y=group["tdp_w"], mode="markers+text", text=group["name"], textposition="top center",
-            textfont={"size": 9}, name="meets the targets" if meets else "misses a target",
-            marker={"size": 8 + 3 * np.sqrt(group["units"].clip(upper=100)), "color": "#2ca02c" if meets else "#9e9e9e",
-                    "line": {"width": 1, "color": "#333"}},
-            customdata=np.stack([group["units"], group["fps_per_unit"], group["reason"], group["basis"],
-                                 group["power_mode"]], axis=-1),
-            hovertemplate="<b>%{text}</b><br>%{x:.2f} ms per frame (compute bound)<br>%{y:g} W per box (%{customdata[4]})"
-                          "<br>%{customdata[0]:.0f} unit(s), %{customdata[1]:,.0f} fps each<br>%{customdata[3]}"
-                          "<br>%{customdata[2]}<extra></extra>",
-        ))
+    traces = [{
+        "type": "scatter", "x": group["frame_ms"], "y": group["tdp_w"], "mode": "markers+text", "text": group["name"],
+        "textposition": "top center", "textfont": {"size": 9},
+        "name": "meets the targets" if meets else "misses a target",
+        "marker": {"size": 8 + 3 * np.sqrt(group["units"].clip(upper=100)), "color": "#2ca02c" if meets else "#9e9e9e",
+                   "line": {"width": 1, "color": "#333"}},
+        "customdata": np.stack([group["units"], group["fps_per_unit"], group["reason"], group["basis"],
+                                group["power_mode"]], axis=-1),
+        "hovertemplate": "<b>%{text}</b><br>%{x:.2f} ms per frame (compute bound)<br>%{y:g} W per box "
+                         "(%{customdata[4]})<br>%{customdata[0]:.0f} unit(s), %{customdata[1]:,.0f} fps each"
+                         "<br>%{customdata[3]}<br>%{customdata[2]}<extra></extra>",
+    } for meets, group in data.groupby("meets")]
+    shapes, notes = [], []
     if latency_ms:
-        add_lines(fig, "v", [latency_ms], [f"latency target {latency_ms:g} ms"], ["#d62728"], label_position=0.98)
+        shapes, notes = reference_lines("v", [latency_ms], [f"latency target {latency_ms:g} ms"], ["#d62728"],
+                                        label_position=0.98, shapes=shapes, notes=notes)
     if power_w:
-        add_lines(fig, "h", [power_w], [f"power envelope {power_w:g} W"], ["#ff7f0e"])
-    fig.update_xaxes(type="log", title="compute time per frame [ms] (lower bound)")
-    fig.update_yaxes(type="log", title="power per box [W]")
-    return layout(fig, title, height=460, margin={"l": 60, "r": 140, "t": 60, "b": 50})
+        shapes, notes = reference_lines("h", [power_w], [f"power envelope {power_w:g} W"], ["#ff7f0e"],
+                                        shapes=shapes, notes=notes)
+    return figure(traces, title, shapes=shapes, annotations=notes, height=460,
+                  margin={"l": 60, "r": 140, "t": 60, "b": 50},
+                  xaxis={"type": "log", "title": "compute time per frame [ms] (lower bound)"},
+                  yaxis={"type": "log", "title": "power per box [W]"})
 
 
 def edge_units_chart(table, title="Units needed and purchase cost"):
@@ -43,10 +45,12 @@ def edge_units_chart(table, title="Units needed and purchase cost"):
     if data.empty:
         return empty_figure("No edge device publishes a figure at this precision", title)
     cost = [f"${c:,.0f}" if c == c else "no list price" for c in data["cost_usd"]]
-    fig = go.Figure(go.Bar(
-        x=data["name"], y=data["units"], marker={"color": ["#2ca02c" if m else "#9e9e9e" for m in data["meets"]]},
-        text=cost, textposition="outside", customdata=np.stack([data["power_w"], cost], axis=-1),
-        hovertemplate="<b>%{x}</b><br>%{y:.0f} unit(s)<br>%{customdata[0]:,.0f} W in all<br>%{customdata[1]}<extra></extra>",
-    ))
-    fig.update_yaxes(title="units needed", type="log" if data["units"].max() > 50 else "linear")
-    return layout(fig, title, height=380)
+    bar = {
+        "type": "bar", "x": data["name"], "y": data["units"],
+        "marker": {"color": ["#2ca02c" if m else "#9e9e9e" for m in data["meets"]]},
+        "text": cost, "textposition": "outside", "customdata": np.stack([data["power_w"], cost], axis=-1),
+        "hovertemplate": "<b>%{x}</b><br>%{y:.0f} unit(s)<br>%{customdata[0]:,.0f} W in all<br>%{customdata[1]}"
+                         "<extra></extra>",
+    }
+    return figure([bar], title, height=380,
+                  yaxis={"title": "units needed", "type": "log" if data["units"].max() > 50 else "linear"})

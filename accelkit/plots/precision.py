@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import plotly.graph_objects as go
-
-from ._common import PALETTE, add_lines, empty_figure, layout
+from ._common import PALETTE, empty_figure, figure, reference_lines
 
 __all__ = ["precision_peaks_chart", "precision_memory_chart", "loss_scaling_chart"]
 
@@ -15,43 +13,40 @@ def precision_peaks_chart(table):
     title = "Dense peak per number format (missing bar = not published or not supported)"
     if data.empty:
         return empty_figure("No selected device publishes these figures", title)
-    fig = go.Figure()
-    for i, (p, group) in enumerate(data.groupby("precision", sort=False)):
-        fig.add_trace(go.Bar(
-            x=group["device"], y=group["peak_tflops"], name=p, marker={"color": PALETTE[i % len(PALETTE)]},
-            customdata=group["speedup_vs_fp32"],
-            hovertemplate=f"%{{x}} {p}: %{{y:,.1f}} T(FL)OP/s<br>%{{customdata:.1f}}× the fp32 peak<extra></extra>",
-        ))
-    fig.update_layout(barmode="group")
-    fig.update_yaxes(type="log", title="dense peak [TFLOP/s or TOP/s]")
-    return layout(fig, title, height=440)
+    traces = [{
+        "type": "bar", "x": group["device"], "y": group["peak_tflops"], "name": p,
+        "marker": {"color": PALETTE[i % len(PALETTE)]}, "customdata": group["speedup_vs_fp32"],
+        "hovertemplate": f"%{{x}} {p}: %{{y:,.1f}} T(FL)OP/s<br>%{{customdata:.1f}}× the fp32 peak<extra></extra>",
+    } for i, (p, group) in enumerate(data.groupby("precision", sort=False))]
+    return figure(traces, title, barmode="group", height=440,
+                  yaxis={"type": "log", "title": "dense peak [TFLOP/s or TOP/s]"})
 
 
 def precision_memory_chart(memory_gb, capacities_gb, title):
     """Bars: memory the model needs per format, with device capacities as lines."""
-    fig = go.Figure(go.Bar(
-        x=list(memory_gb.index), y=list(memory_gb.values), marker={"color": PALETTE[0]},
-        text=[f"{v:,.1f} GB" for v in memory_gb.values], textposition="outside",
-        hovertemplate="%{x}: %{y:,.1f} GB<extra></extra>", name="needed",
-    ))
+    bar = {
+        "type": "bar", "x": list(memory_gb.index), "y": list(memory_gb.values), "marker": {"color": PALETTE[0]},
+        "text": [f"{v:,.1f} GB" for v in memory_gb.values], "textposition": "outside",
+        "hovertemplate": "%{x}: %{y:,.1f} GB<extra></extra>", "name": "needed",
+    }
     caps = capacities_gb.dropna().sort_values()
-    add_lines(fig, "h", list(caps.values), [f"{n} ({c:,.0f} GB usable)" for n, c in caps.items()],
-              [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(caps))])
-    fig.update_yaxes(title="memory [GB]", type="log")
-    return layout(fig, title, height=420, margin={"l": 60, "r": 170, "t": 60, "b": 50})
+    shapes, notes = reference_lines("h", list(caps.values), [f"{n} ({c:,.0f} GB usable)" for n, c in caps.items()],
+                                    [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(caps))])
+    return figure([bar], title, shapes=shapes, annotations=notes, yaxis={"title": "memory [GB]", "type": "log"},
+                  height=420, margin={"l": 60, "r": 170, "t": 60, "b": 50})
 
 
 def loss_scaling_chart(demo):
     """Fraction of gradients lost to underflow (solid) and overflow (dotted) vs loss scale."""
-    fig = go.Figure()
+    traces = []
     for i, (fmt, group) in enumerate(demo.groupby("format", sort=False)):
         color = PALETTE[i]
-        fig.add_trace(go.Scatter(x=group["log2_scale"], y=group["underflow"] * 100, mode="lines+markers",
-                                 name=f"{fmt}: underflow to 0", line={"color": color},
-                                 hovertemplate="scale 2^%{x:.0f}: %{y:.2f} % lost<extra></extra>"))
-        fig.add_trace(go.Scatter(x=group["log2_scale"], y=group["overflow"] * 100, mode="lines+markers",
-                                 name=f"{fmt}: overflow to inf", line={"color": color, "dash": "dot"},
-                                 hovertemplate="scale 2^%{x:.0f}: %{y:.3f} % overflow<extra></extra>"))
-    fig.update_xaxes(title="loss scale [log2]", dtick=4)
-    fig.update_yaxes(title="gradients lost [%]")
-    return layout(fig, "Why fp16 training needs loss scaling (synthetic gradients; assumptions adjustable)", height=380)
+        traces.append({"type": "scatter", "x": group["log2_scale"], "y": group["underflow"] * 100,
+                       "mode": "lines+markers", "name": f"{fmt}: underflow to 0", "line": {"color": color},
+                       "hovertemplate": "scale 2^%{x:.0f}: %{y:.2f} % lost<extra></extra>"})
+        traces.append({"type": "scatter", "x": group["log2_scale"], "y": group["overflow"] * 100,
+                       "mode": "lines+markers", "name": f"{fmt}: overflow to inf",
+                       "line": {"color": color, "dash": "dot"},
+                       "hovertemplate": "scale 2^%{x:.0f}: %{y:.3f} % overflow<extra></extra>"})
+    return figure(traces, "Why fp16 training needs loss scaling (synthetic gradients; assumptions adjustable)",
+                  height=380, xaxis={"title": "loss scale [log2]", "dtick": 4}, yaxis={"title": "gradients lost [%]"})

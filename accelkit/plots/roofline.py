@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-import plotly.graph_objects as go
 
 from .. import units
-from ._common import PALETTE, add_lines, empty_figure, layout, unit_of
+from ._common import PALETTE, empty_figure, figure, reference_lines, unit_of
 
 __all__ = ["roofline_chart", "bert_claim_chart"]
 
@@ -32,63 +31,62 @@ def roofline_chart(devices, workloads, precision, title=None):
     hi = max(5000.0, float(workloads["intensity"].max()) * 2) if len(workloads) else 5000.0
     x = np.logspace(np.log10(lo), np.log10(hi), 200)
     unit = unit_of(precision)
-    fig = go.Figure()
+    traces = []
     for i, (_, d) in enumerate(devices.iterrows()):
         color = PALETTE[i % len(PALETTE)]
         y = np.minimum(d["peak_flops"], d["bandwidth"] * x) / units.TERA
         ridge = d["peak_flops"] / d["bandwidth"]
-        fig.add_trace(go.Scatter(
-            x=x, y=y, mode="lines", name=d["name"], line={"color": color, "width": 2},
-            hovertemplate=(f"<b>{d['name']}</b><br>intensity %{{x:.3g}} FLOP/B<br>attainable %{{y:,.1f}} {unit}"
-                           f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
-        ))
+        traces.append({
+            "type": "scatter", "x": x, "y": y, "mode": "lines", "name": d["name"], "line": {"color": color, "width": 2},
+            "hovertemplate": (f"<b>{d['name']}</b><br>intensity %{{x:.3g}} FLOP/B<br>attainable %{{y:,.1f}} {unit}"
+                              f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
+        })
         if np.isfinite(d.get("achievable_flops", np.nan)) and np.isfinite(d.get("achievable_bandwidth", np.nan)):
             ya = np.minimum(d["achievable_flops"], d["achievable_bandwidth"] * x) / units.TERA
             src = "<br>".join(str(d.get("efficiency_source", ""))[i:i + 80]
                               for i in range(0, len(str(d.get("efficiency_source", ""))), 80))
-            fig.add_trace(go.Scatter(
-                x=x, y=ya, mode="lines", name=f"{d['name']} (achievable)", showlegend=False,
-                line={"color": color, "width": 1.5, "dash": "dash"},
-                hovertemplate=(f"<b>{d['name']}</b>, achievable (published measurements)<br>intensity %{{x:.3g}} "
-                               f"FLOP/B<br>attainable %{{y:,.1f}} {unit}<br>{src}<extra></extra>"),
-            ))
+            traces.append({
+                "type": "scatter", "x": x, "y": ya, "mode": "lines", "name": f"{d['name']} (achievable)",
+                "showlegend": False, "line": {"color": color, "width": 1.5, "dash": "dash"},
+                "hovertemplate": (f"<b>{d['name']}</b>, achievable (published measurements)<br>intensity %{{x:.3g}} "
+                                  f"FLOP/B<br>attainable %{{y:,.1f}} {unit}<br>{src}<extra></extra>"),
+            })
         pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / units.TERA
-        fig.add_trace(go.Scatter(
-            x=workloads["intensity"], y=pts, mode="markers", showlegend=False,
-            marker={"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
-            text=workloads["workload"],
-            hovertemplate=f"<b>%{{text}}</b> on {d['name']}<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}<extra></extra>",
-        ))
+        traces.append({
+            "type": "scatter", "x": workloads["intensity"], "y": pts, "mode": "markers", "showlegend": False,
+            "marker": {"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
+            "text": workloads["workload"],
+            "hovertemplate": (f"<b>%{{text}}</b> on {d['name']}<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}"
+                              "<extra></extra>"),
+        })
     # on log axes, shapes take data values and annotations take log10 values
-    add_lines(fig, "v", list(workloads["intensity"]), [], ["#aaaaaa"] * len(workloads))
-    notes = list(fig.layout.annotations or ())
+    shapes, notes = reference_lines("v", list(workloads["intensity"]), [], ["#aaaaaa"] * len(workloads))
     for j, (_, w) in enumerate(workloads.iterrows()):
         notes.append({"x": float(np.log10(w["intensity"])), "y": 1.0 - 0.055 * (j % 6), "yref": "paper",
                       "text": w["workload"], "showarrow": False, "font": {"size": 9, "color": "#555"},
                       "xanchor": "left"})
-    fig.update_layout(annotations=notes)
-    fig.update_xaxes(type="log", title="arithmetic intensity [FLOP/byte]", range=[np.log10(lo), np.log10(hi)])
-    fig.update_yaxes(type="log", title=f"attainable [{unit}]")
-    return layout(fig, title, height=520)
+    return figure(traces, title, height=520, shapes=shapes, annotations=notes,
+                  xaxis={"type": "log", "title": "arithmetic intensity [FLOP/byte]",
+                         "range": [np.log10(lo), np.log10(hi)]},
+                  yaxis={"type": "log", "title": f"attainable [{unit}]"})
 
 
 def bert_claim_chart(table):
     """Latency of a BERT forward pass vs batch on V100 and T4 (roofline bound)."""
-    fig = go.Figure()
-    for i, ((device, precision), group) in enumerate(table.groupby(["device", "precision"], sort=False)):
-        fig.add_trace(go.Scatter(
-            x=group["batch"], y=group["latency_ms"], mode="lines+markers", name=f"{device} ({precision})",
-            line={"color": PALETTE[i % len(PALETTE)], "dash": "dot" if precision == "int8" else "solid"},
-            error_y={"type": "data", "symmetric": False, "array": group["latency_ms_high"] - group["latency_ms"],
-                     "arrayminus": group["latency_ms"] - group["latency_ms_low"]},
-            customdata=np.stack([group["sequences_per_s"], group["sequences_per_s_per_w"],
-                                 group["latency_ms_low"], group["latency_ms_high"],
-                                 ["<br>".join(str(t)[i:i + 80] for i in range(0, len(str(t)), 80))
-                                  for t in group["source"]]], axis=-1),
-            hovertemplate="batch %{x}<br>%{y:.3f} ms per batch (%{customdata[2]:.3f}-%{customdata[3]:.3f})"
-                          "<br>%{customdata[0]:,.0f} sequences/s, %{customdata[1]:.2f} per W"
-                          "<br>%{customdata[4]}<extra></extra>",
-        ))
-    fig.update_xaxes(type="log", title="batch [sequences]")
-    fig.update_yaxes(type="log", title="time per batch [ms] (projected)")
-    return layout(fig, "BERT-base inference: V100 vs T4 (the source text's claim)", height=400)
+    traces = [{
+        "type": "scatter", "x": group["batch"], "y": group["latency_ms"], "mode": "lines+markers",
+        "name": f"{device} ({precision})",
+        "line": {"color": PALETTE[i % len(PALETTE)], "dash": "dot" if precision == "int8" else "solid"},
+        "error_y": {"type": "data", "symmetric": False, "array": group["latency_ms_high"] - group["latency_ms"],
+                    "arrayminus": group["latency_ms"] - group["latency_ms_low"]},
+        "customdata": np.stack([group["sequences_per_s"], group["sequences_per_s_per_w"],
+                                group["latency_ms_low"], group["latency_ms_high"],
+                                ["<br>".join(str(t)[i:i + 80] for i in range(0, len(str(t)), 80))
+                                 for t in group["source"]]], axis=-1),
+        "hovertemplate": "batch %{x}<br>%{y:.3f} ms per batch (%{customdata[2]:.3f}-%{customdata[3]:.3f})"
+                         "<br>%{customdata[0]:,.0f} sequences/s, %{customdata[1]:.2f} per W"
+                         "<br>%{customdata[4]}<extra></extra>",
+    } for i, ((device, precision), group) in enumerate(table.groupby(["device", "precision"], sort=False))]
+    return figure(traces, "BERT-base inference: V100 vs T4 (the source text's claim)", height=400,
+                  xaxis={"type": "log", "title": "batch [sequences]"},
+                  yaxis={"type": "log", "title": "time per batch [ms] (projected)"})
