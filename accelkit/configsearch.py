@@ -81,7 +81,8 @@ def best_configurations(scenario, catalog, measurements=None):
         better = _pick(frames, "work_per_device_hour", lower_is_better=False)
     out = better.copy()
     out.index = catalog.index
-    out["configuration"] = [_words(r, scenario) for _, r in out.iterrows()]
+    columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel") if c in out]
+    out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
     return out
 
 

@@ -11,6 +11,8 @@ own) is never overwritten.
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import math
 from dataclasses import asdict, dataclass, field, fields
@@ -226,7 +228,7 @@ class Scenario:
         object.__setattr__(self, f.name, value)
 
     def __setattr__(self, name, value):
-        spec = {f.name: f for f in fields(self)}
+        spec = _field_specs()
         if name not in spec:
             hint = suggest(name, list(spec))
             raise ScenarioError(name, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
@@ -264,7 +266,13 @@ class Scenario:
         return self
 
     def copy(self):
-        return Scenario.from_dict(self.to_dict())
+        """An independent copy. Every field was checked when it was set, so the copy
+        takes the values as they are (lists and dicts copied) instead of checking them
+        again: the configuration search copies a scenario a dozen times per redraw."""
+        twin = object.__new__(type(self))
+        for name, value in self.__dict__.items():
+            object.__setattr__(twin, name, copy.deepcopy(value) if isinstance(value, (list, dict)) else value)
+        return twin
 
     @classmethod
     def load(cls, path):
@@ -361,6 +369,12 @@ class Scenario:
                 value = json.dumps(value)
             out[f.name] = value
         return urlencode(out)
+
+
+@functools.cache
+def _field_specs():
+    """Field name -> dataclass field of :class:`Scenario` (built once: every assignment looks it up)."""
+    return {f.name: f for f in fields(Scenario)}
 
 
 def _written_by_accelkit(path):

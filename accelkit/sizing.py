@@ -15,7 +15,7 @@ from . import demand, llm, memory, roofline, units
 from .catalog import memory_bytes, peak_flops
 from .models import find_model, kv_elements_per_token
 
-__all__ = ["cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
+__all__ = ["accumulation_sweep", "cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
 TRAINING_WORKLOADS = ("training", "fine-tuning")
 
@@ -211,28 +211,35 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     if not training:
         required = need.get("requests_per_s", scenario.requests_per_s) * (
             scenario.output_tokens if len(out) and out["kind"].iloc[0] == "llm" else 1.0)
+    # columns gathered as arrays and added at once (column-by-column insertion dominated the run time)
+    extra = {}
     # a fast projection (the "_high" rate) needs the fewest devices: the count's low end
-    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
-        rate = out[f"work_per_device_hour{src}"] / units.SECONDS_PER_HOUR  # work per second per device
-        if training:
-            target_s = scenario.time_target_days * units.SECONDS_PER_DAY
-            out[f"devices_for_target{level}"] = np.ceil(np.round(scenario.tokens / (rate * target_s), 9)).clip(lower=1)
-            out[f"device_hours{level}"] = scenario.tokens / rate / units.SECONDS_PER_HOUR
-        else:
-            out[f"devices_for_target{level}"] = np.ceil(np.round(required / rate, 9)).clip(lower=1)
-            # serving runs around the clock: an hour of serving costs one device-hour per device
-            out[f"device_hours{level}"] = out[f"devices_for_target{level}"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+            # work per second per device
+            rate = out[f"work_per_device_hour{src}"].to_numpy(dtype=float) / units.SECONDS_PER_HOUR
+            if training:
+                target_s = scenario.time_target_days * units.SECONDS_PER_DAY
+                extra[f"devices_for_target{level}"] = np.maximum(
+                    np.ceil(np.round(scenario.tokens / (rate * target_s), 9)), 1.0)
+                extra[f"device_hours{level}"] = scenario.tokens / rate / units.SECONDS_PER_HOUR
+            else:
+                extra[f"devices_for_target{level}"] = np.maximum(np.ceil(np.round(required / rate, 9)), 1.0)
+                # serving runs around the clock: an hour of serving costs one device-hour per device
+                extra[f"device_hours{level}"] = extra[f"devices_for_target{level}"]
     if not training:
-        out["days_on_n"] = np.nan
-    out["cloud_usd"] = out["device_hours"] * out["cloud_usd_per_hour"]
+        extra["days_on_n"] = np.full(len(out), np.nan)
+    extra["cloud_usd"] = extra["device_hours"] * out["cloud_usd_per_hour"].to_numpy(dtype=float)
     mem = memory_need(scenario)
-    out["memory_per_device_gb"] = mem["total"] / units.GIGA
+    extra["memory_per_device_gb"] = np.full(len(out), mem["total"] / units.GIGA)
     device_mem = memory_bytes(catalog)
     usable = memory.usable_bytes(device_mem.fillna(1.0), reserve_fraction).where(device_mem.notna())
-    out["fits"] = mem["total"] <= usable
-    out["min_devices_memory"] = min_devices_for_memory(scenario, usable)
-    out["devices_needed"] = np.fmax(out["devices_for_target"], out["min_devices_memory"])
-    return out.reset_index(drop=True)
+    extra["fits"] = (mem["total"] <= usable).to_numpy()
+    extra["min_devices_memory"] = np.asarray(min_devices_for_memory(scenario, usable), dtype=float)
+    extra["devices_needed"] = np.fmax(extra["devices_for_target"], extra["min_devices_memory"])
+    order = list(out.columns) + [c for c in extra if c not in out.columns]
+    out = out.drop(columns=[c for c in extra if c in out]).reset_index(drop=True)
+    return pd.concat([out, pd.DataFrame(extra)], axis=1)[order]
 
 
 def kernel_workloads(scenario):
@@ -344,17 +351,7 @@ def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1,
     if network_gbps is not None:
         check_number("network_gbps", network_gbps, low=0, low_inclusive=False, expected="a bandwidth in Gbit/s > 0")
     m = model_of(scenario)
-    peak = float(peak_flops(device.to_frame().T, scenario.precision).iloc[0])
-    if np.isnan(peak):
-        raise ValueError(f"device {device['name']!r} publishes no dense {scenario.precision} peak; pick another "
-                         "device or precision")
-    row = device.copy()
-    if intra_gbs is not None:
-        row["interconnect_gbs"] = 2.0 * float(intra_gbs)  # the catalogue stores both directions
-    catalog = pd.DataFrame([row]).reset_index(drop=True)
-    ceil = projection.device_ceilings(catalog, measurements)
-    if not np.isfinite(ceil["link_bw"].iloc[0]) and n_devices > 1:
-        raise ValueError(f"device {device['name']!r}: no interconnect or PCIe figure; enter the bandwidth inside a server")
+    catalog, ceil, peak = _cluster_device(scenario, device, n_devices, intra_gbs, measurements)
     overrides = {} if overlap is None else {"dp_overlap": float(overlap)}
     r = projection.training(catalog["name"].iloc[0], m["preset"]["name"] if m["preset"] is not None else
                             {"name": "custom", "params": m["params"]}, tokens=scenario.tokens,
@@ -383,16 +380,92 @@ def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1,
     }
 
 
+def _cluster_device(scenario, device, n_devices, intra_gbs, measurements):
+    """The one-row catalogue of a cluster's device (with the person's link figure), its
+    ceilings and its dense peak; a clear error where the catalogue lacks a figure."""
+    from . import projection
+
+    peak = float(peak_flops(device.to_frame().T, scenario.precision).iloc[0])
+    if np.isnan(peak):
+        raise ValueError(f"device {device['name']!r} publishes no dense {scenario.precision} peak; pick another "
+                         "device or precision")
+    row = device.copy()
+    if intra_gbs is not None:
+        row["interconnect_gbs"] = 2.0 * float(intra_gbs)  # the catalogue stores both directions
+    catalog = pd.DataFrame([row]).reset_index(drop=True)
+    ceil = projection.device_ceilings(catalog, measurements)
+    if not np.isfinite(ceil["link_bw"].iloc[0]) and n_devices > 1:
+        raise ValueError(f"device {device['name']!r}: no interconnect or PCIe figure; enter the bandwidth inside a server")
+    return catalog, ceil, peak
+
+
+def _sweep(scenario, device, n_devices, micro_batch, accumulation_steps, devices_per_node, network_gbps, overlap,
+           intra_gbs, measurements):
+    from . import projection
+    from ._validate import check_integer, check_number
+
+    for name, values, what in (("n_devices", n_devices, "a number of devices"),
+                               ("micro_batch", micro_batch, "a micro-batch size"),
+                               ("accumulation_steps", accumulation_steps, "a number of micro-batches")):
+        for v in np.atleast_1d(values):
+            check_integer(name, int(v) if float(v) == int(v) else v, low=1, what=what)
+    check_integer("devices_per_node", devices_per_node, low=1, what="a number of devices per node")
+    if network_gbps is not None:
+        check_number("network_gbps", network_gbps, low=0, low_inclusive=False, expected="a bandwidth in Gbit/s > 0")
+    m = model_of(scenario)
+    catalog, _, _ = _cluster_device(scenario, device, int(np.max(n_devices)), intra_gbs, measurements)
+    overrides = {} if overlap is None else {"dp_overlap": float(overlap)}
+    return projection.training_sweep(
+        catalog, m["preset"]["name"] if m["preset"] is not None else {"name": "custom", "params": m["params"]},
+        n_devices, micro_batch, accumulation_steps, tokens=scenario.tokens, precision=scenario.precision,
+        seq_len=scenario.seq_len, zero_stage=scenario.zero_stage, devices_per_node=devices_per_node,
+        network_gbps=network_gbps, measurements=measurements, utilization=scenario.utilization, **overrides)
+
+
 def cluster_scaling(scenario, device, counts, micro_batch, accumulation_steps=1, devices_per_node=8,
                     network_gbps=None, overlap=None, intra_gbs=None, measurements=None):
-    """:func:`cluster_step` over several device counts (a DataFrame, one row per count)."""
-    rows = []
-    for n in counts:
-        r = cluster_step(scenario, device, int(n), micro_batch, accumulation_steps, devices_per_node, network_gbps,
-                         overlap, intra_gbs, measurements)
-        rows.append({"n_devices": int(n), **{k: r[k] for k in ("step_s", "compute_s", "comm_s", "efficiency",
-                                                                "tokens_per_s", "days", "n_nodes")}})
-    return pd.DataFrame(rows)
+    """:func:`cluster_step` over several device counts, projected for all of them at once
+    (:func:`accelkit.projection.training.training_sweep`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per count: ``n_devices, step_s, compute_s, comm_s, comm_total_s,
+        efficiency, tokens_per_s, days, n_nodes``.
+    """
+    out = _sweep(scenario, device, [int(n) for n in counts], micro_batch, accumulation_steps, devices_per_node,
+                 network_gbps, overlap, intra_gbs, measurements)
+    return out.drop(columns=["micro_batch_size", "accumulation_steps"])
+
+
+def accumulation_sweep(scenario, device, n_devices, global_batch, steps=(1, 2, 4, 8, 16, 32), devices_per_node=8,
+                       network_gbps=None, overlap=None, intra_gbs=None, measurements=None):
+    """One global batch split into ``k`` accumulated micro-batches per device, for each
+    ``k`` of ``steps`` that divides it evenly (the source text's advice for memory).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``accumulation_steps, micro_batch`` [sequences per device per pass],
+        ``activations_gb`` [GB per device, selective recomputation], ``efficiency``,
+        ``step_s`` -- as :func:`cluster_step` projects each split.
+    """
+    per = {k: global_batch / (n_devices * k) for k in steps}
+    ks = [k for k, b in per.items() if b >= 1 and b == int(b)]
+    columns = ["accumulation_steps", "micro_batch", "activations_gb", "efficiency", "step_s"]
+    if not ks:
+        return pd.DataFrame(columns=columns)
+    micro = np.array([int(per[k]) for k in ks])
+    out = _sweep(scenario, device, n_devices, micro, np.array(ks), devices_per_node, network_gbps, overlap, intra_gbs,
+                 measurements)
+    preset = model_of(scenario)["preset"]
+    act = np.zeros(len(ks))
+    if preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers")):
+        act = memory.activation_bytes_per_layer(scenario.seq_len, micro, preset["d_model"], preset["n_heads"],
+                                                recompute="selective") * preset["n_layers"]
+    out = out.rename(columns={"micro_batch_size": "micro_batch"})
+    out["activations_gb"] = act / units.GIGA
+    return out[columns]
 
 
 def frame_flops(model_name):

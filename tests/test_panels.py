@@ -57,6 +57,26 @@ def test_compute_writes_nothing_into_the_page(module, cls):
     changed = sorted(k for k, w in outputs.items() if w.value != "untouched")
     assert not changed, f"{cls}.compute wrote into {changed}; writing the page belongs in render()"
 
+@pytest.mark.parametrize("module, cls", PANELS, ids=[c for _, c in PANELS])
+def test_redrawing_makes_no_new_widgets(module, cls):
+    """Every widget made stays registered with the kernel until it is closed, so a panel
+    that made new output widgets on each redraw would grow the kernel's memory with
+    every control change (it did: 8 widgets per change in the decision tab)."""
+    import warnings
+
+    panel_class = getattr(importlib.import_module(f"accelkit.ui.{module}"), cls)
+    panel = panel_class(**({"run_sensitivity": False} if cls == "DecisionPanel" else {}))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        registry = W.Widget.widgets
+    panel.refresh()
+    before = len(registry)
+    for _ in range(3):
+        panel.refresh()
+    assert len(registry) == before, (
+        f"{cls}: three redraws made {len(registry) - before} new widgets; output widgets must be made once")
+
+
 def test_decision_render_marks_the_sensitivity_as_stale_after_an_input_changes():
     from accelkit.ui.decision import DecisionPanel
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelkit import sizing
+from accelkit import load_catalog, sizing
 from accelkit.scenario import Scenario
 
 LLAMA2_7B_PARAMS = 6_738_415_616
@@ -107,3 +107,45 @@ def test_edge_fit_names_the_latency_target_it_misses():
     # 1.48 ms per frame (above) > 1 ms
     assert not table.iloc[0]["meets"], "a 1.48 ms frame should miss a 1 ms target"
     assert table.iloc[0]["reason"] == "1.5 ms per frame > 1 ms", "the reason should name the frame time and the target"
+
+
+@pytest.mark.parametrize("device, options", [
+    ("H100 SXM", {}),
+    ("A100 80GB SXM", {"network_gbps": 50.0, "overlap": 0.3}),
+    ("RTX 4090", {"intra_gbs": 32.0}),
+])
+def test_scaling_curve_is_the_cluster_step_at_each_count(device, options):
+    """The chapter's scaling curves are projected for all counts at once; each point must
+    be exactly what one cluster step at that count projects (same engine, same inputs)."""
+    from accelkit.catalog import find
+
+    row = find(device, load_catalog())
+    s = Scenario(workload="training", model="Llama-2 7B", zero_stage=2)
+    counts = [1, 2, 8, 16, 64, 512]
+    curve = sizing.cluster_scaling(s, row, counts, 2, 4, 8, **options)
+    for i, n in enumerate(counts):
+        step = sizing.cluster_step(s, row, n, 2, 4, 8, **options)
+        for column in ("step_s", "compute_s", "comm_s", "comm_total_s", "efficiency", "tokens_per_s", "days",
+                       "n_nodes"):
+            assert curve[column].iloc[i] == pytest.approx(step[column], rel=1e-12), (
+                f"{device}, {n} devices: the scaling curve's {column} ({curve[column].iloc[i]}) differs from the "
+                f"cluster step's ({step[column]})")
+
+
+def test_accumulation_splits_are_the_cluster_step_of_each_split():
+    """Splitting a global batch of 256 over 8 devices into k accumulated micro-batches
+    (k = 1, 2, 4, 8, 16, 32 all divide 32 sequences per device): each split must be what
+    one cluster step with that micro-batch and k projects."""
+    from accelkit.catalog import find
+
+    row = find("H100 SXM", load_catalog())
+    s = Scenario(workload="training", model="Llama-2 7B")
+    splits = sizing.accumulation_sweep(s, row, 8, 256, network_gbps=100.0, overlap=0.5)
+    assert list(splits["accumulation_steps"]) == [1, 2, 4, 8, 16, 32]
+    assert list(splits["micro_batch"]) == [32, 16, 8, 4, 2, 1]
+    for _, split in splits.iterrows():
+        step = sizing.cluster_step(s, row, 8, int(split["micro_batch"]), int(split["accumulation_steps"]), 8, 100.0,
+                                   0.5)
+        for column in ("step_s", "efficiency", "activations_gb"):
+            assert split[column] == pytest.approx(step[column], rel=1e-12), (
+                f"{split['accumulation_steps']} micro-batches: the sweep's {column} differs from the cluster step's")

@@ -46,6 +46,17 @@ def load_reference_systems(path=None):
     return _read(path).copy()
 
 
+@lru_cache(maxsize=2)
+def _network_by_device(path):
+    """Per device of the reference systems table (its first system): the network
+    bandwidth [Gbit/s], the sentence naming it, and the table's median [Gbit/s]."""
+    table = _read(path)
+    first = table.groupby("device").first()
+    gbps = first["network_gbps_per_device"].astype(float).to_dict()
+    words = {d: f"{first.at[d, 'system']}: {g:g} Gb/s per device" for d, g in gbps.items()}
+    return gbps, words, float(np.median(table["network_gbps_per_device"]))
+
+
 def network_bandwidth(ceil, catalog=None, network_gbps=None):
     """Scale-out bandwidth per device [bytes/s] and where it came from.
 
@@ -66,19 +77,16 @@ def network_bandwidth(ceil, catalog=None, network_gbps=None):
 
         check_positive("network_gbps", network_gbps, "a network bandwidth in Gbit/s")
         return np.full(n, units.gbps_to_bytes_per_s(network_gbps)), np.full(n, f"{network_gbps:g} Gb/s per device (given)")
-    table = load_reference_systems()
-    by_device = table.groupby("device").first()
+    by_device, words, median = _network_by_device(data_path("reference_systems.csv"))
     names = ceil["name"].to_numpy()
-    gbps = by_device["network_gbps_per_device"].reindex(names).to_numpy(dtype=float)
-    source = np.array([f"{by_device.at[d, 'system']}: {by_device.at[d, 'network_gbps_per_device']:g} Gb/s per device"
-                       if d in by_device.index else "" for d in names], dtype=object)
+    gbps = np.array([by_device.get(d, np.nan) for d in names], dtype=float)
+    source = np.array([words.get(d, "") for d in names], dtype=object)
     bw = units.gbps_to_bytes_per_s(gbps)
     ici = ceil["link_kind"].astype(str).str.startswith("ICI").to_numpy()
     bw = np.where(ici, ceil["link_bw"].to_numpy(dtype=float), bw)
     source = np.where(ici, "scale-out over ICI (the catalogue's interconnect)", source)
     missing = ~np.isfinite(bw)
     if missing.any():
-        median = float(np.median(table["network_gbps_per_device"]))
         bw = np.where(missing, units.gbps_to_bytes_per_s(median), bw)
         source = np.where(missing, f"no reference system for this device: median of the reference systems, "
                                    f"{median:g} Gb/s per device", source)

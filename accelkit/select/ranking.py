@@ -231,7 +231,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["purchase_risk_sources"] = risk["purchase_risk_sources"].to_numpy()
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
     out["work_unit"] = unit
-    out["reason"] = [_reason(r, w, training, scenario, unit) for _, r in out.iterrows()]
+    out["reason"] = [_reason(r, w, training, scenario, unit) for r in out.to_dict("records")]
     out = out.sort_values(["status", "score"], ascending=[False, False], na_position="last")
     out.insert(0, "rank", np.nan)
     n_short = int(short.sum())

@@ -74,6 +74,8 @@ class FigureOutput(W.Output):
     """
 
     def show(self, fig):
+        if fig is getattr(self, "figure", None):
+            return  # the same figure object (a part the change did not touch): nothing to send
         self.figure = fig
         self.outputs = ({"output_type": "display_data", "metadata": {}, "data": figure_bundle(fig)},)
 
@@ -130,6 +132,7 @@ class Panel:
         self.last_refresh_s = None
         self._widget = None
         self._suspended = False
+        self._reused = {}
 
     # --- wiring -------------------------------------------------------------------
     def watch(self):
@@ -249,6 +252,21 @@ class Panel:
     def figure(self, name):
         return self.figure_outputs[name]
 
+    def reuse(self, name, key, build):
+        """``build()``, or its last value under ``name`` while ``key`` is unchanged.
+
+        For the parts of a chapter that depend on a few controls only (the roofline
+        chapter's BERT claim does not depend on the batch size): they are rebuilt when
+        their own inputs change, and a figure reused this way is not sent to the page
+        again (:meth:`FigureOutput.show`). One entry per name, so memory stays flat.
+        """
+        cached = self._reused.get(name)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        value = build()
+        self._reused[name] = (key, value)
+        return value
+
     def refresh(self):
         """Recompute and redraw; an input error shows as a message in the page."""
         start = time.perf_counter()
@@ -267,10 +285,16 @@ class Panel:
         self.message.value = ""
         self.result = result
         self.summary.value = summary_html(result.get("summary", []))
+        # a widget per output, made once: a widget made and dropped on every redraw stays
+        # registered with the kernel's comm manager, so memory would grow with every change
         for name, fig in result.get("figures", {}).items():
-            self.figure_outputs.setdefault(name, FigureOutput()).show(fig)
+            if name not in self.figure_outputs:
+                self.figure_outputs[name] = FigureOutput()
+            self.figure_outputs[name].show(fig)
         for name, table in result.get("tables", {}).items():
-            self.table_outputs.setdefault(name, HTMLOutput()).value = table
+            if name not in self.table_outputs:
+                self.table_outputs[name] = HTMLOutput()
+            self.table_outputs[name].value = table
         self.render(result)
         self.last_refresh_s = time.perf_counter() - start
         return result

@@ -113,16 +113,8 @@ class ClusterPanel(Panel):
         }
         # gradient accumulation at a fixed global batch
         global_batch = step["global_batch"]
-        acc_rows = []
-        for k in (1, 2, 4, 8, 16, 32):
-            per = global_batch / (s.n_devices * k)
-            if per < 1 or per != int(per):
-                continue
-            r = sizing.cluster_step(s, device, s.n_devices, int(per), k, c["devices_per_node"], network,
-                                    c["overlap"], intra)
-            acc_rows.append({"accumulation_steps": k, "micro_batch": int(per), "activations_gb": r["activations_gb"],
-                             "efficiency": r["efficiency"], "step_s": r["step_s"]})
-        acc = pd.DataFrame(acc_rows)
+        acc = sizing.accumulation_sweep(s, device, s.n_devices, global_batch, devices_per_node=c["devices_per_node"],
+                                        network_gbps=network, overlap=c["overlap"], intra_gbs=intra)
 
         m = sizing.model_of(s)
         state = memory.training_bytes(m["params"], "mixed" if s.precision in ("bf16", "fp16", "fp8") else s.precision,

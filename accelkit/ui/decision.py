@@ -183,13 +183,14 @@ class DecisionPanel(Panel):
         if prices:
             summary.append("Using quoted prices for " + ", ".join(f"{k} (${v:,.0f})" for k, v in prices.items()) + ".")
         training = s.workload in sizing.TRAINING_WORKLOADS
+        rows = short.to_dict("records")
         shown = pd.DataFrame({
             "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
-            "configuration": [_configuration(r, training) for _, r in short.iterrows()],
-            "projected (range)": [_projected_cell(r, training) for _, r in short.iterrows()],
+            "configuration": [_configuration(r, training) for r in rows],
+            "projected (range)": [_projected_cell(r, training) for r in rows],
             "cost per M (range)": [_range_cell(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
                                                r["cost_per_million_tokens_high"], "${:,.3g}", "price unknown")
-                                   for _, r in short.iterrows()],
+                                   for r in rows],
             "time": short["score_time"], "cost": short["score_cost"], "efficiency": short["score_efficiency"],
             "ecosystem": short["score_ecosystem"], "headroom": short["score_headroom"],
             "risks": [f'<span title="{html.escape(src, quote=True)}">{html.escape(text)}</span>' if text else "—"
