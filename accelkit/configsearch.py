@@ -114,15 +114,11 @@ def _training(scenario, catalog, measurements):
     else:
         chosen_z = pd.Series(scenario.zero_stage, index=cat.index)
         chosen_b = pd.Series(scenario.batch_size, index=cat.index)
-    parts = []
-    for (z, b), rows in cat.groupby([chosen_z, chosen_b]).groups.items():
-        trial = scenario.copy().update(zero_stage=int(z), batch_size=int(b))
-        sub = sizing.per_device(trial, cat.loc[rows], measurements=measurements)
-        sub.index = rows
-        sub["zero_stage"] = int(z)
-        sub["batch_size"] = int(b)
-        parts.append(sub)
-    out = pd.concat(parts).sort_index()
+    # every device in its own configuration, projected in one pass
+    layout = pd.DataFrame({"zero_stage": chosen_z.astype(int), "batch_size": chosen_b.astype(int)})
+    out = sizing.per_device(scenario, cat, measurements=measurements, layout=layout)
+    out["zero_stage"] = layout["zero_stage"].to_numpy()
+    out["batch_size"] = layout["batch_size"].to_numpy()
     out["precision"] = scenario.precision
     out["n_devices"] = n
     out["tensor_parallel"] = 1

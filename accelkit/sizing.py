@@ -158,7 +158,7 @@ def min_devices_for_memory(scenario, usable_bytes):
 
 
 def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_RESERVE_FRACTION, measurements=None,
-               search=False):
+               search=False, layout=None):
     """One row per catalogue device: what the scenario needs of it, as the engine projects it.
 
     Parameters
@@ -174,6 +174,10 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
         LLM serving: pick each device's batch and tensor-parallel size under the
         scenario's latency targets instead of using its ``batch_size`` (see
         :mod:`accelkit.configsearch`, which also searches precision and ZeRO stage).
+    layout : DataFrame, optional
+        Training: ``zero_stage`` and ``batch_size`` per device (index as ``catalog``)
+        in place of the scenario's -- each device projected in its own configuration,
+        in one pass (the configuration search's choice).
 
     Returns
     -------
@@ -193,6 +197,8 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
 
     if devices:
         catalog = catalog[catalog["name"].isin(devices)]
+    if layout is not None:
+        layout = layout.loc[catalog.index, ["zero_stage", "batch_size"]]
     need = compute_need(scenario)
     if scenario.precision == "int8":
         from .catalog import int8_dense_estimate
@@ -204,7 +210,7 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     out = catalog[["name", "vendor", "segment", "memory_gb", "tdp_w", "cloud_usd_per_hour"]].copy()
     out["peak_flops"] = peak
     out["peak_basis"] = basis
-    proj = project_scenario(scenario, catalog, measurements, search=search)
+    proj = project_scenario(scenario, catalog, measurements, search=search, layout=layout)
     proj = proj.drop(columns=[c for c in ("name",) if c in proj])
     out = pd.concat([out, proj], axis=1)
     training = scenario.workload in TRAINING_WORKLOADS
@@ -230,12 +236,23 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     if not training:
         extra["days_on_n"] = np.full(len(out), np.nan)
     extra["cloud_usd"] = extra["device_hours"] * out["cloud_usd_per_hour"].to_numpy(dtype=float)
-    mem = memory_need(scenario)
-    extra["memory_per_device_gb"] = np.full(len(out), mem["total"] / units.GIGA)
     device_mem = memory_bytes(catalog)
-    usable = memory.usable_bytes(device_mem.fillna(1.0), reserve_fraction).where(device_mem.notna())
-    extra["fits"] = (mem["total"] <= usable).to_numpy()
-    extra["min_devices_memory"] = np.asarray(min_devices_for_memory(scenario, usable), dtype=float)
+    usable = memory.usable_bytes(device_mem.fillna(1.0), reserve_fraction).where(device_mem.notna()).to_numpy()
+    if layout is None:
+        need_bytes = np.full(len(out), memory_need(scenario)["total"])
+        min_devices = np.asarray(min_devices_for_memory(scenario, usable), dtype=float)
+    else:
+        need_bytes, min_devices = np.empty(len(out)), np.empty(len(out))
+        z, b = layout["zero_stage"].to_numpy(dtype=int), layout["batch_size"].to_numpy(dtype=int)
+        for zi, bi in set(zip(z.tolist(), b.tolist())):
+            rows = (z == zi) & (b == bi)
+            trial = scenario.copy().update(zero_stage=zi, batch_size=bi)
+            need_bytes[rows] = memory_need(trial)["total"]
+            min_devices[rows] = min_devices_for_memory(trial, usable[rows])
+    extra["memory_per_device_gb"] = need_bytes / units.GIGA
+    with np.errstate(invalid="ignore"):
+        extra["fits"] = need_bytes <= usable
+    extra["min_devices_memory"] = min_devices
     extra["devices_needed"] = np.fmax(extra["devices_for_target"], extra["min_devices_memory"])
     order = list(out.columns) + [c for c in extra if c not in out.columns]
     out = out.drop(columns=[c for c in extra if c in out]).reset_index(drop=True)

@@ -253,3 +253,20 @@ def test_a_bridge_links_two_boards_only():
 
 def test_ceilings_are_cached_per_catalogue():
     assert ceilings.device_ceilings() is ceilings.device_ceilings()
+
+
+def test_per_device_zero_stage_and_micro_batch_project_each_device_as_alone():
+    """The configuration search projects every device in its own ZeRO stage and
+    micro-batch in one pass; each row must equal that device projected on its own."""
+    from accelkit import projection
+
+    names = ["H100 SXM", "A100 80GB SXM", "MI300X", "Gaudi 3"]
+    zero, micro = [1, 3, 2, 0], [4, 1, 2, 8]
+    together = projection.training(names, "Llama-2 7B", n_devices=8, zero_stage=zero, micro_batch_size=micro,
+                                   global_batch_tokens=[m * 8 * 2048 * 4 for m in micro], check_memory=False)
+    for i, name in enumerate(names):
+        alone = projection.training(name, "Llama-2 7B", n_devices=8, zero_stage=zero[i], micro_batch_size=micro[i],
+                                    global_batch_tokens=micro[i] * 8 * 2048 * 4, check_memory=False)
+        for column in ("step_s", "days", "days_low", "days_high", "mfu", "memory_per_device_bytes"):
+            assert together[column].iloc[i] == pytest.approx(alone[column], rel=1e-12), (
+                f"{name} (ZeRO-{zero[i]}, micro-batch {micro[i]}): {column} differs when projected with others")

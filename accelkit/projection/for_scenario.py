@@ -64,13 +64,17 @@ def _empty(ceil, why):
     return out
 
 
-def project_scenario(scenario, catalog=None, measurements=None, search=False):
+def project_scenario(scenario, catalog=None, measurements=None, search=False, layout=None):
     """Projected figures of ``scenario`` on every device of ``catalog``.
 
     ``search=True`` (LLM serving): each device's batch and tensor-parallel size are the
     ones with the most throughput per device whose median time per output token and
     time to first token meet ``latency_target_ms`` / ``ttft_target_ms`` (see
     :func:`~accelkit.projection.inference`), not the scenario's ``batch_size``.
+
+    ``layout`` (training): a DataFrame with ``zero_stage`` and ``batch_size`` per device,
+    index as ``catalog``, in place of the scenario's two values -- the configuration
+    search projects each device's own choice in one pass.
 
     Returns
     -------
@@ -87,8 +91,10 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False):
     catalog = catalog_or_default(catalog)
     kind = workload_kind(scenario)
     ceil, _ = ceilings_for(None, catalog, measurements)
+    if layout is not None and kind != "training":
+        raise ValueError("layout: a per-device ZeRO stage and batch apply to training scenarios only")
     if kind == "training":
-        frame = _training(scenario, catalog, measurements, ceil)
+        frame = _training(scenario, catalog, measurements, ceil, layout)
     elif kind == "vision":
         frame = _vision(scenario, catalog, measurements, ceil)
     else:
@@ -102,27 +108,37 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False):
     return frame
 
 
-def training_layout(scenario):
+def training_layout(scenario, batch_size=None):
     """``(micro_batch, accumulation_steps)`` of a scenario's training step.
 
-    ``batch_size`` sequences are in memory at once across the cluster (a micro-batch
-    of ``batch_size / n_devices`` each); gradient accumulation fills a step of at
-    least 4,194,304 tokens (2**22, Llama 2's batch).
+    ``batch_size`` sequences (default: the scenario's; an array gives one layout per
+    value) are in memory at once across the cluster (a micro-batch of ``batch_size /
+    n_devices`` each); gradient accumulation fills a step of at least 4,194,304 tokens
+    (2**22, Llama 2's batch).
     """
     n = scenario.n_devices
-    micro = max(1, scenario.batch_size // n)
+    batch = scenario.batch_size if batch_size is None else batch_size
+    if np.ndim(batch):
+        micro = np.maximum(1, np.asarray(batch, dtype=int) // n)
+        return micro, np.maximum(1, np.ceil(2**22 / (micro * n * scenario.seq_len)).astype(int))
+    micro = max(1, int(batch) // n)
     per_pass = micro * n * scenario.seq_len
     return micro, max(1, int(np.ceil(2**22 / per_pass)))
 
 
-def _training(scenario, catalog, measurements, ceil):
+def _training(scenario, catalog, measurements, ceil, layout=None):
     if scenario.precision not in TRAIN_PRECISIONS:
         return _empty(ceil, f"training in {scenario.precision} is not modelled (train in bf16, fp16 or fp8)")
     n = scenario.n_devices
-    micro, accumulation = training_layout(scenario)
+    if layout is None:
+        zero = scenario.zero_stage
+        micro, accumulation = training_layout(scenario)
+    else:
+        zero = layout["zero_stage"].to_numpy(dtype=int)
+        micro, accumulation = training_layout(scenario, layout["batch_size"].to_numpy(dtype=int))
     global_tokens = micro * accumulation * n * scenario.seq_len
     r = training(None, _model(scenario), tokens=scenario.tokens, precision=scenario.precision, n_devices=n,
-                 seq_len=scenario.seq_len, global_batch_tokens=global_tokens, zero_stage=scenario.zero_stage,
+                 seq_len=scenario.seq_len, global_batch_tokens=global_tokens, zero_stage=zero,
                  micro_batch_size=micro,
                  catalog=catalog, measurements=measurements, check_memory=False,
                  utilization=scenario.utilization)

@@ -166,11 +166,14 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
         × data parallel.
     recompute : {"none", "selective", "full"}
         Activation recomputation (Korthikanti et al.).
-    zero_stage : int, optional
+    zero_stage : int or array of int, optional
         ZeRO stage 0-3 of the data-parallel state (``None``: 1 when data parallel,
-        like Megatron's distributed optimizer; else 0).
-    micro_batch_size : int
-        Sequences per micro-batch.
+        like Megatron's distributed optimizer; else 0). An array gives one stage per
+        device projected (in the order of ``device`` / the catalogue), as the
+        configuration search does.
+    micro_batch_size : int or array of int
+        Sequences per micro-batch (an array: one per device, like ``zero_stage``;
+        ``global_batch_tokens`` may then be one per device too).
     virtual_stages : int
         Interleaved pipeline stages per device.
     context_parallel : int
@@ -221,16 +224,22 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     if np.isfinite(shape.n_layers) and shape.n_layers < pp * virtual_stages:
         raise ValueError(f"pipeline_parallel × virtual_stages = {pp * virtual_stages} exceeds the "
                          f"{shape.n_layers:g} layers of {shape.name}; use at most {int(shape.n_layers)} stages")
-    zero = (1 if dp > 1 else 0) if zero_stage is None else int(zero_stage)
-    if zero not in (0, 1, 2, 3):
+    # scalars stay scalars; arrays (one value per device, from the configuration search) stay arrays
+    zero = (1 if dp > 1 else 0) if zero_stage is None else _whole(zero_stage)
+    if not np.isin(zero, (0, 1, 2, 3)).all():
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3; got {zero_stage!r}")
-    gbt = float(2**22 if global_batch_tokens is None else global_batch_tokens)
+    micro_batch_size = _whole(micro_batch_size)
+    gbt = 2.0**22 if global_batch_tokens is None else np.asarray(global_batch_tokens, dtype=float)
     check_positive("global_batch_tokens", gbt, "a number of tokens per step")
     step_seqs = np.floor(gbt / seq_len / (micro_batch_size * dp)) * micro_batch_size * dp
-    if step_seqs < 1:
-        raise ValueError(f"global_batch_tokens={gbt:g} is less than one sequence of {seq_len} tokens per "
-                         f"data-parallel rank ({dp} ranks × micro-batch {micro_batch_size}); raise it to at least "
-                         f"{seq_len * micro_batch_size * dp}")
+    if np.any(step_seqs < 1):
+        # name the first device whose step is short (all of them when the values are scalars)
+        i = int(np.argmin(np.atleast_1d(step_seqs)))
+        g = np.broadcast_to(gbt, np.shape(step_seqs)).ravel()[i] if np.ndim(step_seqs) else gbt
+        mb = np.broadcast_to(micro_batch_size, np.shape(step_seqs)).ravel()[i] if np.ndim(step_seqs) else micro_batch_size
+        raise ValueError(f"global_batch_tokens={g:g} is less than one sequence of {seq_len} tokens per "
+                         f"data-parallel rank ({dp} ranks × micro-batch {mb}); raise it to at least "
+                         f"{seq_len * mb * dp}")
     if utilization is not None:
         from .._validate import check_fraction
 
@@ -272,7 +281,7 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero, n_devices=dp * cp) / (tp * pp)
     acts = 0.0
     if shape.shaped:
-        in_flight = min(pp, step_seqs / (micro_batch_size * dp))  # 1F1B keeps up to p micro-batches alive
+        in_flight = np.minimum(pp, step_seqs / (micro_batch_size * dp))  # 1F1B keeps up to p micro-batches alive
         # FlashAttention never stores the score matrix: "none" keeps what "selective" keeps
         acts = memory.activation_bytes_per_layer(seq_len, micro_batch_size, shape.d_model, shape.n_heads,
                                                  tensor_parallel=tp, sequence_parallel=tp > 1,
@@ -310,9 +319,14 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     if single:
         r = out.iloc[0]
         if not r["feasible"]:
-            raise ValueError(_explain(r, shape, zero, tp, pp, recompute))
+            raise ValueError(_explain(r, shape, int(np.ravel(zero)[0]), tp, pp, recompute))
         return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
     return out
+
+
+def _whole(value):
+    """An int, or an int array for per-device values."""
+    return int(value) if np.ndim(value) == 0 else np.asarray(value, dtype=float).astype(int)
 
 
 def tokens_per_second_grid(params, precision="bf16", n_devices=8, seq_len=2048, global_batch_tokens=None,
