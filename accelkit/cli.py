@@ -97,6 +97,8 @@ def cmd_probe(args):
         if target.exists() and not args.force:
             print(f"accelkit probe: {target} already exists; add --force to replace it", file=sys.stderr)
             return 2
+    if args.llm:
+        return _probe_llm(args)
     try:
         frame = run_all(device=args.device, quick=args.quick, progress=not args.quiet)
     except (ProbeUnavailable, ValueError) as exc:
@@ -117,6 +119,44 @@ def cmd_probe(args):
     print(display_table(frame, max_note=70).to_string(index=False))
     print(f"device: {header.get('device', '')} ({header.get('device_name', '')}), torch {header.get('torch_version', '')}, "
           f"{'quick' if args.quick else 'full'} mode, {header.get('elapsed_s', float('nan')):.1f} s")
+    return 0
+
+
+def _probe_llm(args):
+    """``accelkit probe --llm MODEL``: a decoder's decode step and prefill timed here, next to the engine."""
+    from .local.devices import import_torch, resolve_device
+    from .probes import ProbeUnavailable
+    from .probes.inventory import _inventory_row, _machine, inventory
+    from .probes.llm import geometric_mean_error, llm_probe, save_llm_results
+
+    if args.json and Path(args.json).exists() and not args.force:
+        print(f"accelkit probe: {args.json} already exists; add --force to replace it", file=sys.stderr)
+        return 2
+    try:
+        device, inv = resolve_device(args.device), inventory()
+        inv_row = _inventory_row(device, inv)
+        device_name = inv_row.get("catalogue_name") or None
+        frame = llm_probe(args.llm, device=args.device, batch_sizes=args.llm_batch, input_tokens=args.llm_input,
+                          output_tokens=args.llm_output, precision=args.llm_precision, catalog_device=device_name)
+    except (ProbeUnavailable, ValueError) as exc:
+        print(f"accelkit probe: {exc}", file=sys.stderr)
+        return 2
+    frame.insert(0, "device_name", inv_row.get("name", ""))
+    frame.insert(1, "catalogue_device", device_name or "")
+    if args.json:
+        try:
+            path = save_llm_results(frame, args.json, _machine(device, inv, inv_row, import_torch()),
+                                    overwrite=args.force, label=args.label)
+        except (FileExistsError, ValueError, OSError) as exc:
+            print(f"accelkit probe: {exc}", file=sys.stderr)
+            return 2
+        print(f"results written: {path}")
+    print(frame.drop(columns=["input_tokens", "output_tokens"]).to_string(index=False, float_format="%.4g"))
+    if device_name:
+        print(f"engine against this device: {geometric_mean_error(frame['ratio']):.1%} geometric-mean error "
+              f"({geometric_mean_error(frame['ratio_kernels']):.1%} without the serving engine's fixed overhead)")
+    else:
+        print(f"accelkit probe: {inv_row.get('catalogue_match', 'device not in the catalogue')}: no projection to compare")
     return 0
 
 
@@ -217,6 +257,14 @@ def build_parser():
     probe.add_argument("--force", action="store_true", help="replace an existing JSON file")
     probe.add_argument("--label", default=None, help="describe the machine in the JSON header (e.g. '2-core VM, CPU only')")
     probe.add_argument("--quiet", action="store_true", help="no progress bar")
+    probe.add_argument("--llm", metavar="MODEL", default=None,
+                       help="time a decoder's decode step and prefill (random weights in the preset's shape, CUDA "
+                            "graphs on a GPU) next to the engine's projection, e.g. --llm 'Llama-2 7B'")
+    probe.add_argument("--llm-batch", type=int, nargs="+", default=[1, 8, 32], metavar="N",
+                       help="with --llm: decode batch sizes (default 1 8 32)")
+    probe.add_argument("--llm-input", type=int, default=1024, metavar="TOKENS", help="with --llm: prompt tokens (default 1024)")
+    probe.add_argument("--llm-output", type=int, default=256, metavar="TOKENS", help="with --llm: generated tokens (default 256)")
+    probe.add_argument("--llm-precision", default="bf16", help="with --llm: bf16, fp16 or fp32 (default bf16)")
     probe.set_defaults(func=cmd_probe)
 
     val = sub.add_parser("validate", help="projections against published measurements (data/validation/measured.csv)")
