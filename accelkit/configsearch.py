@@ -8,11 +8,13 @@ through the projection engine (:mod:`accelkit.projection`), and says what it cho
 in words.
 
 * **Training** (``training`` / ``fine-tuning``): on the scenario's ``n_devices``,
-  the lowest ZeRO stage (0 on one device; 1, 2, then 3 -- ZeRO-3 / FSDP full
-  sharding) whose per-device memory fits, since each higher stage only adds traffic
-  (Rajbhandari et al. 2020, §5 and §7), and within it the largest micro-batch that
-  fits (halving down to one sequence per device; gradient accumulation keeps the
-  global batch); precision among those allowed, fastest first.
+  every layout of :func:`accelkit.projection.training_layouts` -- tensor parallel
+  within a node, pipeline stages, ZeRO 0-3 (3 = FSDP full sharding; with pipeline
+  stages ZeRO-1), micro-batches from one sequence per rank up to the scenario's,
+  selective or full recomputation -- projected for every device at once
+  (:func:`accelkit.projection.training_search`), keeping the fastest whose memory
+  fits (Narayanan et al. 2021 §3, Rajbhandari et al. 2020 §5); precision among those
+  allowed, fastest first.
 * **LLM serving**: per precision and tensor-parallel size 1/2/4/8 within a node, the
   largest batch whose median time per output token and time to first token meet
   ``latency_target_ms`` and ``ttft_target_ms``, keeping the configuration with the
@@ -81,7 +83,8 @@ def best_configurations(scenario, catalog, measurements=None):
         better = _pick(frames, "work_per_device_hour", lower_is_better=False)
     out = better.copy()
     out.index = catalog.index
-    columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel") if c in out]
+    columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
+                           "micro_batch_size", "recompute") if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
     return out
 
@@ -95,34 +98,28 @@ def _training(scenario, catalog, measurements):
     n = scenario.n_devices
     cat = catalog.reset_index(drop=True)
     if scenario.search_configurations:
-        usable = _usable(cat)
-        stages = [0] if n == 1 else [1, 2, 3]
-        # sequences in memory at once: the scenario's, halved down to one per device
-        # (gradient accumulation keeps the global batch; see projection.for_scenario.training_layout)
-        batches = [scenario.batch_size]
-        while batches[-1] // 2 >= n and batches[-1] > n:
-            batches.append(batches[-1] // 2)
-        chosen_z = pd.Series(stages[-1], index=usable.index)
-        chosen_b = pd.Series(batches[-1], index=usable.index)
-        done = pd.Series(False, index=usable.index)
-        for z in stages:
-            for b in batches:
-                fits = (sizing.min_devices_for_memory(scenario.copy().update(zero_stage=z, batch_size=b), usable)
-                        <= n) & ~done
-                chosen_z[fits], chosen_b[fits] = z, b
-                done |= fits
+        from .projection import training_search
+        from .projection.for_scenario import _model
+
+        # sequences per rank: up to the scenario's micro-batch (its batch over the devices)
+        best = training_search(cat, _model(scenario), tokens=scenario.tokens, precision=scenario.precision,
+                               n_devices=n, seq_len=scenario.seq_len, max_micro_batch=max(scenario.batch_size // n, 1),
+                               measurements=measurements, utilization=scenario.utilization)
+        layout = best[["zero_stage", "tensor_parallel", "pipeline_parallel", "micro_batch_size", "recompute"]].copy()
+        layout["batch_size"] = layout["micro_batch_size"] * best["data_parallel"]
     else:
-        chosen_z = pd.Series(scenario.zero_stage, index=cat.index)
-        chosen_b = pd.Series(scenario.batch_size, index=cat.index)
+        layout = pd.DataFrame({"zero_stage": scenario.zero_stage, "batch_size": scenario.batch_size}, index=cat.index)
     # every device in its own configuration, projected in one pass
-    layout = pd.DataFrame({"zero_stage": chosen_z.astype(int), "batch_size": chosen_b.astype(int)})
     out = sizing.per_device(scenario, cat, measurements=measurements, layout=layout)
     out["zero_stage"] = layout["zero_stage"].to_numpy()
     out["batch_size"] = layout["batch_size"].to_numpy()
     out["precision"] = scenario.precision
     out["n_devices"] = n
-    out["tensor_parallel"] = 1
-    out["pipeline_parallel"] = 1
+    for column in ("tensor_parallel", "pipeline_parallel"):
+        out[column] = layout[column].to_numpy() if column in layout else 1
+    if "micro_batch_size" in layout:
+        out["micro_batch_size"] = layout["micro_batch_size"].to_numpy()
+        out["recompute"] = layout["recompute"].to_numpy()
     return out
 
 
@@ -179,12 +176,21 @@ def _words(row, scenario):
     if n == n and n:
         parts.append(f"{n:.0f} device{'s' if n != 1 else ''}")
     if scenario.workload in sizing.TRAINING_WORKLOADS:
+        tp, pp = row.get("tensor_parallel", 1), row.get("pipeline_parallel", 1)
+        if tp == tp and tp > 1:
+            parts.append(f"tensor parallel {tp:.0f}")
+        if pp == pp and pp > 1:
+            parts.append(f"{pp:.0f} pipeline stages")
         z = row.get("zero_stage", np.nan)
         if z == z:
             parts.append(f"ZeRO-{z:.0f}" + (" (FSDP full sharding)" if z == 3 else ""))
-        b = row.get("batch_size", np.nan)
-        if b == b and n == n and n:
+        mb, b = row.get("micro_batch_size", np.nan), row.get("batch_size", np.nan)
+        if mb == mb:
+            parts.append(f"micro-batch {mb:.0f}")
+        elif b == b and n == n and n:
             parts.append(f"micro-batch {max(b // n, 1):.0f}")
+        if row.get("recompute") == "full":
+            parts.append("full recomputation")
     else:
         tp, b = row.get("tensor_parallel", np.nan), row.get("batch_size", np.nan)
         if tp == tp and tp > 1:

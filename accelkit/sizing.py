@@ -18,6 +18,8 @@ from .models import find_model, kv_elements_per_token
 __all__ = ["accumulation_sweep", "cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
 TRAINING_WORKLOADS = ("training", "fine-tuning")
+# the columns a per-device training layout may carry (accelkit.configsearch)
+_LAYOUT_COLUMNS = ("zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel", "micro_batch_size", "recompute")
 
 
 def model_of(scenario):
@@ -176,8 +178,10 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
         :mod:`accelkit.configsearch`, which also searches precision and ZeRO stage).
     layout : DataFrame, optional
         Training: ``zero_stage`` and ``batch_size`` per device (index as ``catalog``)
-        in place of the scenario's -- each device projected in its own configuration,
-        in one pass (the configuration search's choice).
+        in place of the scenario's, and optionally ``tensor_parallel``,
+        ``pipeline_parallel``, ``micro_batch_size`` and ``recompute`` -- each device
+        projected in its own configuration, in one pass (the configuration search's
+        choice); with these, the memory per device is the engine's for that layout.
 
     Returns
     -------
@@ -198,7 +202,7 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     if devices:
         catalog = catalog[catalog["name"].isin(devices)]
     if layout is not None:
-        layout = layout.loc[catalog.index, ["zero_stage", "batch_size"]]
+        layout = layout.loc[catalog.index, [c for c in _LAYOUT_COLUMNS if c in layout]]
     need = compute_need(scenario)
     if scenario.precision == "int8":
         from .catalog import int8_dense_estimate
@@ -241,6 +245,17 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     if layout is None:
         need_bytes = np.full(len(out), memory_need(scenario)["total"])
         min_devices = np.asarray(min_devices_for_memory(scenario, usable), dtype=float)
+    elif "micro_batch_size" in layout:
+        # the engine's memory of each device's own layout (tensor, pipeline, ZeRO, recomputation)
+        need_bytes = out["memory_per_device_bytes"].to_numpy(dtype=float)
+        n = scenario.n_devices
+        with np.errstate(invalid="ignore"):
+            fits_n = need_bytes <= usable
+        # where no layout fits: fully sharded state and one sequence per device, on more devices
+        sparse = scenario.copy().update(zero_stage=3, batch_size=n)
+        estimate = np.asarray(min_devices_for_memory(sparse, usable), dtype=float)
+        min_devices = np.where(fits_n, np.fmin(estimate, n), np.fmax(estimate, n + 1))
+        min_devices = np.where(np.isnan(usable), np.nan, min_devices)
     else:
         need_bytes, min_devices = np.empty(len(out)), np.empty(len(out))
         z, b = layout["zero_stage"].to_numpy(dtype=int), layout["batch_size"].to_numpy(dtype=int)

@@ -23,7 +23,7 @@ def main():
     params, tokens = np.logspace(8, 12, 100), np.logspace(9, 13, 100)
     n = len(catalog)
     return [
-        report(f"rank(): {n} devices, training 7B, ZeRO / micro-batch search",
+        report(f"rank(): {n} devices, training 7B, TP / PP / ZeRO / micro-batch / recompute search",
                best_of(lambda: select.rank(training, catalog), 5), target=0.200),
         report(f"rank(): {n} devices, serving 70B, TP / batch search under TTFT + TPOT targets",
                best_of(lambda: select.rank(serving, catalog), 5), target=0.200),

@@ -140,8 +140,10 @@ def test_rank_stability_counts_first_places_over_the_ranges(catalog):
     stable = select.rank_stability(s, catalog, draws=300)
     assert stable["first_share"].sum() == pytest.approx(1.0)
     assert stable["first_share"].is_monotonic_decreasing
+    # the point ranking's winner is among the devices that come first in some draws (a close race
+    # can favour another in most draws: that is what the table is for)
     winner = _short(select.rank(s, catalog)).iloc[0]["name"]
-    assert stable.iloc[0]["name"] == winner
+    assert stable.set_index("name").loc[winner, "first_share"] > 0.1, stable
 
 
 def test_cost_carries_the_price_range(catalog):
@@ -190,3 +192,71 @@ def test_a_bad_fact_row_is_reported_by_line_and_column(tmp_path):
         path, index=False)
     with pytest.raises(CatalogError, match="line 2, column fact"):
         load_facts(path)
+
+
+# --- the training layout search (tensor, pipeline, ZeRO, micro-batch, recomputation) ---------
+
+def test_the_zero_paper_worked_example_holds_for_the_layout_memory():
+    # Rajbhandari et al. 2020, figure 1: 7.5B parameters over 64 data-parallel ranks hold 120 GB
+    # (stage 0), 31.4 GB (stage 1), 16.6 GB (stage 2) and 1.9 GB (stage 3) of model state each
+    shape = projection.resolve_model({"name": "7.5B", "params": 7.5e9})
+    got = [projection.training_memory_bytes(shape, 1, 1, 64, z, 1, 2048, "selective", 64) / 1e9 for z in range(4)]
+    assert got == pytest.approx([120, 31.4, 16.6, 1.875], rel=0.01)
+
+
+def test_layouts_keep_tensor_parallel_in_a_node_and_zero_1_with_pipelines():
+    layouts = projection.training_layouts(64, "Llama-2 70B", max_micro_batch=4)
+    assert layouts["tensor_parallel"].max() == 8 and (64 % layouts["tensor_parallel"] == 0).all()
+    assert (layouts["tensor_parallel"] * layouts["pipeline_parallel"] * layouts["data_parallel"] == 64).all()
+    piped = layouts[layouts["pipeline_parallel"] > 1]
+    assert not piped.empty and set(piped["zero_stage"]) == {0, 1}
+    assert (layouts["zero_stage"].eq(0) == layouts["data_parallel"].eq(1)).all(), "ZeRO 0 only without data parallel"
+    assert set(layouts["micro_batch_size"]) == {1, 2, 4} and set(layouts["recompute"]) == {"selective", "full"}
+    # a model known only by its size gets data parallelism alone
+    sized = projection.training_layouts(8, {"name": "x", "params": 1e9})
+    assert set(sized["tensor_parallel"]) == {1} and set(sized["pipeline_parallel"]) == {1}
+
+
+def test_the_search_keeps_the_fastest_layout_that_fits(catalog):
+    """Brute force over every layout with projection.training agrees with the vectorised search."""
+    device = catalog[catalog["name"] == "H100 SXM"]
+    best = projection.training_search(device, "Llama-2 70B", tokens=1e11, n_devices=16, max_micro_batch=2).iloc[0]
+    rates = []
+    for lay in projection.training_layouts(16, "Llama-2 70B", max_micro_batch=2).itertuples():
+        steps = projection.step_sequences(lay.micro_batch_size, lay.data_parallel, 2048)
+        r = projection.training(None, "Llama-2 70B", tokens=1e11, n_devices=16, catalog=device,
+                                tensor_parallel=lay.tensor_parallel, pipeline_parallel=lay.pipeline_parallel,
+                                zero_stage=lay.zero_stage, micro_batch_size=lay.micro_batch_size,
+                                recompute=lay.recompute, global_batch_tokens=steps * 2048).iloc[0]
+        if r["feasible"]:
+            rates.append(r["tokens_per_s"])
+    assert rates and best["tokens_per_s"] == pytest.approx(max(rates))
+    assert best["memory_per_device_bytes"] <= 80e9 * 0.9
+    # 70B does not fit 16 x 80 GB without sharding the weights: tensor parallel or ZeRO-3
+    assert best["tensor_parallel"] > 1 or best["zero_stage"] == 3
+
+
+def test_training_70b_on_sixteen_h100_is_shortlisted_with_its_layout_in_words(catalog):
+    s = Scenario(model="Llama-2 70B", tokens=1e11, n_devices=16, time_target_days=365, deployment="on-prem")
+    ranked = select.rank(s, catalog).set_index("name")
+    row = ranked.loc["H100 SXM"]
+    assert row["status"] == "shortlisted", row["excluded_because"]
+    words = row["configuration"]
+    assert ("tensor parallel" in words) == (row["tensor_parallel"] > 1), words
+    assert f"ZeRO-{row['zero_stage']:.0f}" in words and "16 devices" in words
+    # as given (ZeRO-1, no model parallelism) the model does not fit these 16 devices
+    given = select.rank(s.copy().update(search_configurations=False), catalog).set_index("name").loc["H100 SXM"]
+    assert given["status"] == "excluded" and "does not fit" in given["excluded_because"]
+
+
+def test_a_model_no_layout_holds_says_how_many_devices_it_needs(catalog):
+    # Llama-2 70B's 1.1 TB of mixed-precision Adam state cannot sit on 8 x 80 GB, however it is split
+    s = Scenario(model="Llama-2 70B", tokens=1e11, n_devices=8, time_target_days=365, deployment="on-prem")
+    row = select.rank(s, catalog).set_index("name").loc["H100 SXM"]
+    assert row["status"] == "excluded"
+    assert "devices to hold the model even with ZeRO-3" in row["excluded_because"], row["excluded_because"]
+    needed = int(row["excluded_because"].split("needs ")[1].split(" ")[0])
+    assert needed > 8
+    # and with that many devices it is shortlisted
+    more = select.rank(s.copy().update(n_devices=16), catalog).set_index("name").loc["H100 SXM"]
+    assert more["status"] == "shortlisted"

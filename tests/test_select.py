@@ -45,7 +45,9 @@ def test_every_device_appears_once_with_a_status(base, catalog):
     "changes, device, expected",
     [
         ({"precision": "fp8"}, "A100 80GB SXM", "no published dense fp8 peak"),
-        ({"n_devices": 1, "zero_stage": 0}, "L4", "does not fit one device"),
+        ({"n_devices": 1, "zero_stage": 0, "search_configurations": False}, "L4", "does not fit one device"),
+        # searched: 7B's 16 bytes per parameter of state need six 24 GB L4s, fully sharded
+        ({"n_devices": 1}, "L4", "needs 6 devices to hold the model even with ZeRO-3"),
         ({"n_devices": 2, "zero_stage": 3}, "A10G", "no published dense bf16 peak"),
         ({"n_devices": 2, "zero_stage": 3, "deployment": "on-prem"}, "L4", "devices to hold the model even with ZeRO-3 and one sequence per device; the scenario allows 2"),
         ({"power_envelope_w": 500}, "H100 SXM", "700 W TDP > power envelope 500 W"),

@@ -21,10 +21,12 @@ from .efficiency import efficiency_table, load_efficiency
 from .inference import inference, inference_grid
 from .precisions import PRECISION_MODES, mode_words
 from .shapes import ModelShape, resolve_model
-from .training import model_flops_per_token, training, training_sweep
+from .training import (model_flops_per_token, step_sequences, training, training_layouts, training_memory_bytes,
+                       training_search, training_sweep)
 from .vision import frame_flops, vision, vision_seconds
 
-__all__ = ["inference", "inference_grid", "training", "training_sweep", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
+__all__ = ["inference", "inference_grid", "training", "training_sweep", "training_search", "training_layouts",
+           "training_memory_bytes", "step_sequences", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
            "allreduce_seconds", "device_ceilings", "efficiency_table", "load_efficiency", "constants",
            "constants_table", "resolve_model", "ModelShape", "model_flops_per_token", "PRECISION_MODES",
            "COMPUTE_PRECISIONS", "mode_words", "vision",

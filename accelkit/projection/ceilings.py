@@ -58,6 +58,8 @@ def _catalog_key(catalog, measurements):
                                                             "fp4_tflops"] if c in catalog.columns]
     digest = hashlib.blake2b(catalog[cols].to_numpy(dtype=float).tobytes(), digest_size=16)
     digest.update("|".join(catalog["name"].astype(str)).encode())
+    # the frame returned keeps the catalogue's index: the same rows under another index are another entry
+    digest.update("|".join(map(str, catalog.index)).encode())
     digest.update("|".join(catalog["interconnect"].astype(str) + catalog["host_interface"].astype(str)).encode())
     if measurements is not None:
         digest.update(str(measurements.attrs.get("source", id(measurements))).encode())

@@ -24,7 +24,7 @@ from .. import units
 from .ceilings import catalog_or_default, ceilings_for
 from .constants import constants
 from .inference import inference
-from .training import TRAIN_PRECISIONS, training
+from .training import TRAIN_PRECISIONS, step_sequences, training
 from .vision import frame_flops, vision_seconds
 
 __all__ = ["project_scenario", "workload_kind", "training_layout", "WORK_UNITS"]
@@ -73,8 +73,10 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False, la
     :func:`~accelkit.projection.inference`), not the scenario's ``batch_size``.
 
     ``layout`` (training): a DataFrame with ``zero_stage`` and ``batch_size`` per device,
-    index as ``catalog``, in place of the scenario's two values -- the configuration
-    search projects each device's own choice in one pass.
+    index as ``catalog``, in place of the scenario's two values, and optionally
+    ``tensor_parallel``, ``pipeline_parallel``, ``micro_batch_size`` (sequences per
+    data-parallel rank, in place of ``batch_size / data parallel``) and ``recompute``
+    -- the configuration search projects each device's own choice in one pass.
 
     Returns
     -------
@@ -120,26 +122,35 @@ def training_layout(scenario, batch_size=None):
     batch = scenario.batch_size if batch_size is None else batch_size
     if np.ndim(batch):
         micro = np.maximum(1, np.asarray(batch, dtype=int) // n)
-        return micro, np.maximum(1, np.ceil(2**22 / (micro * n * scenario.seq_len)).astype(int))
+        return micro, (step_sequences(micro, n, scenario.seq_len) // (micro * n)).astype(int)
     micro = max(1, int(batch) // n)
-    per_pass = micro * n * scenario.seq_len
-    return micro, max(1, int(np.ceil(2**22 / per_pass)))
+    return micro, int(step_sequences(micro, n, scenario.seq_len) // (micro * n))
 
 
 def _training(scenario, catalog, measurements, ceil, layout=None):
     if scenario.precision not in TRAIN_PRECISIONS:
         return _empty(ceil, f"training in {scenario.precision} is not modelled (train in bf16, fp16 or fp8)")
     n = scenario.n_devices
+    tp = pp = 1
+    recompute = "selective"
     if layout is None:
         zero = scenario.zero_stage
         micro, accumulation = training_layout(scenario)
+        global_tokens = micro * accumulation * n * scenario.seq_len
+    elif "micro_batch_size" in layout:
+        zero = layout["zero_stage"].to_numpy(dtype=int)
+        tp = layout["tensor_parallel"].to_numpy(dtype=int)
+        pp = layout["pipeline_parallel"].to_numpy(dtype=int)
+        micro = layout["micro_batch_size"].to_numpy(dtype=int)
+        recompute = layout["recompute"].to_numpy(dtype=object)
+        global_tokens = step_sequences(micro, n // (tp * pp), scenario.seq_len) * scenario.seq_len
     else:
         zero = layout["zero_stage"].to_numpy(dtype=int)
         micro, accumulation = training_layout(scenario, layout["batch_size"].to_numpy(dtype=int))
-    global_tokens = micro * accumulation * n * scenario.seq_len
+        global_tokens = micro * accumulation * n * scenario.seq_len
     r = training(None, _model(scenario), tokens=scenario.tokens, precision=scenario.precision, n_devices=n,
-                 seq_len=scenario.seq_len, global_batch_tokens=global_tokens, zero_stage=zero,
-                 micro_batch_size=micro,
+                 tensor_parallel=tp, pipeline_parallel=pp, seq_len=scenario.seq_len, global_batch_tokens=global_tokens,
+                 zero_stage=zero, micro_batch_size=micro, recompute=recompute,
                  catalog=catalog, measurements=measurements, check_memory=False,
                  utilization=scenario.utilization)
     out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})

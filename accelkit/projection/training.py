@@ -54,10 +54,13 @@ from .constants import constants
 from .shapes import resolve_model
 from .systems import network_bandwidth
 
-__all__ = ["training", "training_sweep", "train_core", "model_flops_per_token", "tokens_per_second_grid", "TRAIN_PRECISIONS"]
+__all__ = ["training", "training_sweep", "training_search", "training_layouts", "training_memory_bytes",
+           "step_sequences", "train_core", "model_flops_per_token", "tokens_per_second_grid", "TRAIN_PRECISIONS"]
 
 TRAIN_PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
 _ACT_BYTES = 2.0
+#: tokens per optimizer step the workbook aims at: 2**22, Llama 2's 4M-token batch
+STEP_TOKENS = 2**22
 
 
 def model_flops_per_token(shape, seq_len):
@@ -83,7 +86,8 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
     layers = n_l / pp
     lin_fwd = (2.0 * shape.active_body_params + shape.head_flops_per_token) * tokens_mb / (tp * pp)
     attn_fwd = 2.0 * layers * seq_len * seq_len * d_attn * micro_batch / tp / cp
-    extra = 1.0 if recompute == "full" else 0.0
+    full = np.asarray(recompute) == "full"  # one name, or one per layout projected
+    extra = np.where(full, 1.0, 0.0)
     if rates.get("mfu") is not None:
         # the person's own MFU: model FLOPs (PaLM convention) at that share of the dense peak
         compute = model_flops_per_token(shape, seq_len) * tokens_mb / (tp * pp) / (rates["peak"] * rates["mfu"])
@@ -91,7 +95,7 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
     else:
         compute = (3.0 + extra) * lin_fwd / mm + (3.5 + extra) * attn_fwd / mm_attn
         elementwise = k["train_elementwise_bytes_per_token_layer"] * d * tokens_mb * layers / tp / bw
-    n_ar = 6.0 if recompute == "full" else 4.0
+    n_ar = np.where(full, 6.0, 4.0)
     link_bw = np.where(tp <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
     tp_bw = np.where(tp <= devices_per_node, link_bw, rates["net_bw"])
     tp_comm = n_ar * layers * allreduce_seconds(tokens_mb * d * _ACT_BYTES, tp, tp_bw, rates["ar_lat"])
@@ -210,22 +214,18 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
                               ("devices_per_node", devices_per_node, "a number of devices per node")):
         check_integer(name, value, low=1, what=what)
     precision = check_choice("precision", precision, TRAIN_PRECISIONS)
-    recompute = check_choice("recompute", recompute, ["none", "selective", "full"])
-    n, tp, pp, cp = int(n_devices), int(tensor_parallel), int(pipeline_parallel), int(context_parallel)
-    if n % (tp * pp * cp):
-        raise ValueError(f"tensor_parallel × pipeline_parallel × context_parallel = {tp * pp * cp} must divide "
-                         f"n_devices={n}")
-    dp = n // (tp * pp * cp)
-    shape = resolve_model(model)
-    if np.isfinite(shape.n_heads) and shape.n_heads % tp:
-        ok = [t for t in (1, 2, 4, 8, 16) if shape.n_heads % t == 0]
-        raise ValueError(f"tensor_parallel={tp} does not divide the {shape.n_heads:g} attention heads of "
-                         f"{shape.name}; use one of {', '.join(map(str, ok))}")
-    if np.isfinite(shape.n_layers) and shape.n_layers < pp * virtual_stages:
-        raise ValueError(f"pipeline_parallel × virtual_stages = {pp * virtual_stages} exceeds the "
-                         f"{shape.n_layers:g} layers of {shape.name}; use at most {int(shape.n_layers)} stages")
+    if np.ndim(recompute):
+        recompute = np.array([check_choice("recompute", r, ["none", "selective", "full"]) for r in recompute])
+    else:
+        recompute = check_choice("recompute", recompute, ["none", "selective", "full"])
     # scalars stay scalars; arrays (one value per device, from the configuration search) stay arrays
-    zero = (1 if dp > 1 else 0) if zero_stage is None else _whole(zero_stage)
+    n, cp = int(n_devices), int(context_parallel)
+    tp, pp = _whole(tensor_parallel), _whole(pipeline_parallel)
+    shape = resolve_model(model)
+    _check_layout(shape, n, tp, pp, cp, virtual_stages)
+    dp = n // (tp * pp * cp)
+    zero = np.where(dp > 1, 1, 0) if zero_stage is None else _whole(zero_stage)
+    zero = int(zero) if np.ndim(zero) == 0 else zero
     if not np.isin(zero, (0, 1, 2, 3)).all():
         raise ValueError(f"zero_stage must be 0, 1, 2 or 3; got {zero_stage!r}")
     micro_batch_size = _whole(micro_batch_size)
@@ -235,11 +235,14 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     if np.any(step_seqs < 1):
         # name the first device whose step is short (all of them when the values are scalars)
         i = int(np.argmin(np.atleast_1d(step_seqs)))
-        g = np.broadcast_to(gbt, np.shape(step_seqs)).ravel()[i] if np.ndim(step_seqs) else gbt
-        mb = np.broadcast_to(micro_batch_size, np.shape(step_seqs)).ravel()[i] if np.ndim(step_seqs) else micro_batch_size
+
+        def first(v):
+            return np.broadcast_to(v, np.shape(step_seqs)).ravel()[i] if np.ndim(step_seqs) else v
+
+        g, mb, d = first(gbt), first(micro_batch_size), first(dp)
         raise ValueError(f"global_batch_tokens={g:g} is less than one sequence of {seq_len} tokens per "
-                         f"data-parallel rank ({dp} ranks × micro-batch {mb}); raise it to at least "
-                         f"{seq_len * mb * dp}")
+                         f"data-parallel rank ({d} ranks × micro-batch {mb}); raise it to at least "
+                         f"{seq_len * mb * d}")
     if utilization is not None:
         from .._validate import check_fraction
 
@@ -247,6 +250,71 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     k = constants(**overrides)
     ceil, single = ceilings_for(device, catalog, measurements)
     net_bw, net_source = network_bandwidth(ceil, catalog, network_gbps)
+    out = _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, cp, seq_len, micro_batch_size,
+                   step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory)
+    if single:
+        r = out.iloc[0]
+        if not r["feasible"]:
+            raise ValueError(_explain(r, shape, int(np.ravel(zero)[0]), int(np.ravel(tp)[0]), int(np.ravel(pp)[0]),
+                                      str(np.ravel(recompute)[0])))
+        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+    return out
+
+
+#: the figures of a training projection that carry ``_low`` / ``_high``
+_FIGURES = ("step_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "seconds", "days", "device_hours")
+
+
+def _check_layout(shape, n, tp, pp, cp, virtual_stages):
+    """Refuse a layout (scalars or one value per device) that cannot split the cluster or the model."""
+    tp_a, pp_a = np.atleast_1d(tp), np.atleast_1d(pp)
+    bad = np.flatnonzero(n % (tp_a * pp_a * cp))
+    if bad.size:
+        t, p = tp_a[bad[0] % tp_a.size], pp_a[bad[0] % pp_a.size]
+        raise ValueError(f"tensor_parallel × pipeline_parallel × context_parallel = {t * p * cp} must divide "
+                         f"n_devices={n}")
+    if np.isfinite(shape.n_heads):
+        odd = tp_a[shape.n_heads % tp_a != 0]
+        if odd.size:
+            ok = [t for t in (1, 2, 4, 8, 16) if shape.n_heads % t == 0]
+            raise ValueError(f"tensor_parallel={odd[0]} does not divide the {shape.n_heads:g} attention heads of "
+                             f"{shape.name}; use one of {', '.join(map(str, ok))}")
+    if np.isfinite(shape.n_layers):
+        deep = pp_a[shape.n_layers < pp_a * virtual_stages]
+        if deep.size:
+            raise ValueError(f"pipeline_parallel × virtual_stages = {deep[0] * virtual_stages} exceeds the "
+                             f"{shape.n_layers:g} layers of {shape.name}; use at most {int(shape.n_layers)} stages")
+
+
+def training_memory_bytes(shape, tensor_parallel, pipeline_parallel, data_parallel, zero_stage, micro_batch_size,
+                          seq_len, recompute, step_seqs, context_parallel=1):
+    """Bytes per device of a training layout: model state plus live activations [bytes].
+
+    Model state: mixed-precision Adam (16 bytes per parameter, ZeRO stage over the
+    data × context-parallel ranks, [4]_ §5) divided over the ``tp · pp`` model
+    shards. Activations: Korthikanti et al.'s per-layer bytes ([2]_ eq. 2 with
+    sequence parallelism; ``full`` recomputation keeps only each layer's input) for
+    ``n_layers / pp`` layers and, under 1F1B, up to ``pp`` micro-batches in flight on
+    the first stage ([1]_ §2.2.2). FlashAttention never stores the score matrix, so
+    ``none`` keeps what ``selective`` keeps. Every argument may be an array (one value
+    per layout).
+    """
+    tp, pp, dp, cp = (np.asarray(v, dtype=float) for v in (tensor_parallel, pipeline_parallel, data_parallel,
+                                                             context_parallel))
+    state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero_stage, n_devices=dp * cp) / (tp * pp)
+    if not shape.shaped:
+        return state
+    in_flight = np.minimum(pp, np.asarray(step_seqs, dtype=float) / (np.asarray(micro_batch_size) * dp))
+    per_layer = {mode: memory.activation_bytes_per_layer(seq_len, micro_batch_size, shape.d_model, shape.n_heads,
+                                                         tensor_parallel=tp, sequence_parallel=True, recompute=mode)
+                 for mode in ("selective", "full")}
+    acts = np.where(np.asarray(recompute) == "full", per_layer["full"], per_layer["selective"])
+    return state + acts * shape.n_layers / pp * in_flight / cp
+
+
+def _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, cp, seq_len, micro_batch_size,
+             step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory):
+    """The training frame of every row of ``ceil`` (a device, or a device in one candidate layout)."""
     results = {}
     for level in ("", "_low", "_high"):
         results[level] = train_core(shape, _rates(ceil, precision, level, net_bw, utilization), tp, pp, dp, seq_len,
@@ -272,23 +340,14 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
         out[f"device_hours{level}"] = seconds * n / units.SECONDS_PER_HOUR
     # widen by the engine's own error on published training measurements
     e = k["model_error_training"]
-    figure_names = ("step_s", "tokens_per_s", "tokens_per_s_per_device", "mfu", "seconds", "days", "device_hours")
-    for name in figure_names:
+    for name in _FIGURES:
         out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "dp_comm_total_s", "optimizer_s"):
         out[part] = np.broadcast_to(results[""][part], (n_rows,))
-    state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero, n_devices=dp * cp) / (tp * pp)
-    acts = 0.0
-    if shape.shaped:
-        in_flight = np.minimum(pp, step_seqs / (micro_batch_size * dp))  # 1F1B keeps up to p micro-batches alive
-        # FlashAttention never stores the score matrix: "none" keeps what "selective" keeps
-        acts = memory.activation_bytes_per_layer(seq_len, micro_batch_size, shape.d_model, shape.n_heads,
-                                                 tensor_parallel=tp, sequence_parallel=tp > 1,
-                                                 recompute="full" if recompute == "full" else "selective"
-                                                 ) * shape.n_layers / pp * in_flight / cp
+    needed = training_memory_bytes(shape, tp, pp, dp, zero, micro_batch_size, seq_len, recompute, step_seqs, cp)
     usable = ceil["memory_bytes"].to_numpy(dtype=float) * (1.0 - memory.DEFAULT_RESERVE_FRACTION)
-    per_device_bytes = np.broadcast_to(state + acts, (n_rows,)).astype(float)
+    per_device_bytes = np.broadcast_to(needed, (n_rows,)).astype(float)
     fits = per_device_bytes <= usable
     out["memory_per_device_bytes"] = per_device_bytes
     out["fits"] = fits
@@ -312,15 +371,114 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     feasible = why == ""
     out["feasible"] = feasible
     out["why"] = why
-    for name in figure_names:
+    for name in _FIGURES:
         for level in ("", "_low", "_high"):
             out[f"{name}{level}"] = np.where(feasible, out[f"{name}{level}"], np.nan)
-    out = pd.DataFrame(out)
-    if single:
-        r = out.iloc[0]
-        if not r["feasible"]:
-            raise ValueError(_explain(r, shape, int(np.ravel(zero)[0]), tp, pp, recompute))
-        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+    return pd.DataFrame(out)
+
+
+def step_sequences(micro_batch_size, data_parallel, seq_len, target_tokens=STEP_TOKENS):
+    """Sequences per optimizer step: whole micro-batches on every data-parallel rank
+    (gradient accumulation), at least ``target_tokens`` [sequences]. Arrays broadcast."""
+    per_pass = np.asarray(micro_batch_size) * np.asarray(data_parallel)
+    return per_pass * np.maximum(1, np.ceil(target_tokens / (per_pass * seq_len)))
+
+
+def training_layouts(n_devices, model, max_micro_batch=1, devices_per_node=8, recompute=("selective", "full")):
+    """The layouts an engineer would try on ``n_devices``, simplest first.
+
+    Tensor parallel 1/2/4/8… within a node, dividing the heads; pipeline stages in
+    powers of two up to the layers, with ``tp · pp`` dividing the cluster; ZeRO 0 on
+    one data-parallel rank, else 1-3 (3 = FSDP full sharding); with pipeline stages
+    only ZeRO-1, as Megatron's distributed optimizer and DeepSpeed's pipeline engine
+    allow; micro-batches 1, 2, 4 … up to ``max_micro_batch`` sequences per rank; the
+    recomputation modes given. A model known only by its size gets data parallelism
+    alone (its layers are unknown).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``tensor_parallel, pipeline_parallel, data_parallel, zero_stage,
+        micro_batch_size, recompute``, one row per layout.
+    """
+    n = int(check_integer("n_devices", n_devices, low=1, what="a number of devices"))
+    shape = resolve_model(model)
+    micro = sorted({1 << i for i in range(int(np.log2(max(int(max_micro_batch), 1))) + 1)} | {int(max_micro_batch)})
+    if shape.shaped:
+        tps = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= min(n, devices_per_node) and n % t == 0
+               and shape.n_heads % t == 0]
+        pps = [p for p in (1, 2, 4, 8, 16, 32, 64, 128) if p <= shape.n_layers]
+    else:
+        tps, pps = [1], [1]
+    rows = []
+    for tp in tps:
+        for pp in pps:
+            if n % (tp * pp):
+                continue
+            dp = n // (tp * pp)
+            zeros = [0] if dp == 1 else ([1, 2, 3] if pp == 1 else [1])
+            rows += [(tp, pp, dp, z, mb, rc) for z in zeros for rc in recompute for mb in reversed(micro)]
+    frame = pd.DataFrame(rows, columns=["tensor_parallel", "pipeline_parallel", "data_parallel", "zero_stage",
+                                        "micro_batch_size", "recompute"])
+    frame["_size"] = frame["tensor_parallel"] * frame["pipeline_parallel"]
+    return frame.sort_values("_size", kind="stable").drop(columns="_size").reset_index(drop=True)
+
+
+def training_search(catalog, model, tokens=2e12, precision="bf16", n_devices=8, seq_len=2048, max_micro_batch=1,
+                    devices_per_node=8, network_gbps=None, measurements=None, utilization=None,
+                    recompute=("selective", "full"), **overrides):
+    """Each device's fastest training layout on ``n_devices`` that fits its memory.
+
+    Every layout of :func:`training_layouts` is projected for every device in one
+    vectorised pass (the model of :func:`training`; steps of at least 2**22 tokens,
+    :func:`step_sequences`), and per device the one with the most tokens per second
+    among those whose :func:`training_memory_bytes` fit is kept -- the search an
+    engineer runs by hand over Megatron's or DeepSpeed's knobs (Narayanan et al.
+    2021, §3: tensor parallel within a node, pipeline across, data parallel on top;
+    Rajbhandari et al. 2020 for ZeRO). A ZeRO stage is taken only where the lower
+    ones do not fit the same layout (each adds traffic). Where no layout fits, the
+    one needing the least memory is returned, infeasible, with its ``why``.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index as ``catalog``: the columns of :func:`training` for the chosen layout,
+        plus ``layouts_tried`` and ``layouts_fitting``.
+    """
+    precision = check_choice("precision", precision, TRAIN_PRECISIONS)
+    check_positive("tokens", tokens, "a number of tokens")
+    check_integer("max_micro_batch", max_micro_batch, low=1, what="a micro-batch size")
+    n = int(check_integer("n_devices", n_devices, low=1, what="a number of devices"))
+    shape = resolve_model(model)
+    layouts = training_layouts(n, shape, max_micro_batch, devices_per_node, recompute)
+    k = constants(**overrides)
+    ceil, _ = ceilings_for(None, catalog, measurements)
+    net_bw, net_source = network_bandwidth(ceil, catalog, network_gbps)
+    n_dev, n_lay = len(ceil), len(layouts)
+    dev, lay = np.repeat(np.arange(n_dev), n_lay), np.tile(np.arange(n_lay), n_dev)
+    col = {c: layouts[c].to_numpy()[lay] for c in layouts}
+    tp, pp, dp, mb = (col[c].astype(int) for c in ("tensor_parallel", "pipeline_parallel", "data_parallel",
+                                                    "micro_batch_size"))
+    frame = _project(shape, ceil.iloc[dev].reset_index(drop=True), np.broadcast_to(net_bw, (n_dev,))[dev],
+                     np.broadcast_to(np.asarray(net_source, dtype=object), (n_dev,))[dev], tokens, precision, n, tp,
+                     pp, dp, 1, seq_len, mb, step_sequences(mb, dp, seq_len), 1, col["recompute"],
+                     col["zero_stage"].astype(int), devices_per_node, k, utilization, True)
+    ok = frame["feasible"].to_numpy(dtype=bool).reshape(n_dev, n_lay).copy()
+    # a higher ZeRO stage only where the lower ones do not fit: each adds traffic ([4]_ §7), and this
+    # model counts ZeRO-3's weight gathers once per step, which flatters it under gradient accumulation
+    for _, group in layouts.groupby(["tensor_parallel", "pipeline_parallel", "recompute"], sort=False):
+        lower_fits = np.zeros(n_dev, dtype=bool)
+        for _, same_stage in group.groupby("zero_stage", sort=True):
+            rows = same_stage.index.to_numpy()
+            fits_here = ok[:, rows].any(axis=1)
+            ok[:, rows] &= ~lower_fits[:, None]
+            lower_fits |= fits_here
+    rate = np.where(ok, frame["tokens_per_s"].to_numpy(dtype=float).reshape(n_dev, n_lay), -np.inf)
+    need = frame["memory_per_device_bytes"].to_numpy(dtype=float).reshape(n_dev, n_lay)
+    choice = np.where(ok.any(axis=1), np.argmax(rate, axis=1), np.argmin(need, axis=1))
+    out = frame.iloc[np.arange(n_dev) * n_lay + choice].reset_index(drop=True)
+    out["layouts_tried"], out["layouts_fitting"] = n_lay, ok.sum(axis=1)
+    out.index = catalog.index
     return out
 
 

@@ -64,7 +64,8 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
             cost[level] = (price + energy_usd) / (work[src] * hours) * units.MEGA
     price = catalog["price_usd"] * factor
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
-    need = sizing.memory_need(scenario)["total"]
+    # training: the memory of each device's own layout (the search's); serving: the scenario's need
+    need = table["memory_per_device_gb"] * units.GIGA if training else sizing.memory_need(scenario)["total"]
     return table.assign(
         time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=work[""],
         cost_per_million_tokens=cost[""], cost_per_million_tokens_low=cost["_low"],
