@@ -37,7 +37,7 @@ def cmd_app(args):
         )
     try:
         settings = AppSettings(pool_size=args.pool_size, cull_idle_s=args.cull_idle, cull_interval_s=args.cull_interval,
-                               max_kernels=args.max_kernels)
+                               max_kernels=args.max_kernels, refill_delay_s=args.refill_delay)
     except ValueError as exc:
         print(f"accelkit app: {exc}", file=sys.stderr)
         return 2
@@ -229,6 +229,9 @@ def build_parser():
     app.add_argument("--prometheus", action="append", default=[], metavar="URL",
                      help="a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "
                           "tab; repeat for more (default: none, so the app sends no request a visitor chose)")
+    app.add_argument("--refill-delay", type=float, default=10, metavar="SECONDS",
+                     help="wait this long before replacing a warm kernel a visitor took (default 10): starting "
+                          "kernels competes with the pages still loading")
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
                      help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "
                           "is full (default 0: no cap; about 170 MB of memory each)")

@@ -53,7 +53,7 @@ def test_every_device_appears_once_with_a_status(base, catalog):
         ({"power_envelope_w": 500}, "H100 SXM", "700 W TDP > power envelope 500 W"),
         ({"segments": ["workstation"], "deployment": "on-prem"}, "H100 SXM", "segment datacenter not allowed"),
         ({"deployment": "edge"}, "H100 SXM", "not an edge device"),
-        ({}, "Gaudi 2", "not rentable"),
+        ({}, "Instinct MI210", "not rentable"),
         ({"time_target_days": 2}, "A100 80GB SXM", "days on 8 devices > target 2 days"),
         ({"budget_usd": 100}, "H100 SXM", "> budget $100"),
         ({"frameworks": ["tensorflow"], "deployment": "on-prem"}, "Gaudi 3", "ecosystem:"),
