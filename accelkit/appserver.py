@@ -73,7 +73,7 @@ class AppSettings:
     """
 
     def __init__(self, pool_size=2, cull_idle_s=600.0, cull_interval_s=60.0, iopub_timeout_s=120.0,
-                 cell_timeout_s=300.0, refill_delay_s=10.0, max_kernels=0):
+                 cell_timeout_s=300.0, refill_delay_s=60.0, max_kernels=0):
         for name, value in (("pool_size", pool_size), ("cull_idle_s", cull_idle_s),
                             ("cull_interval_s", cull_interval_s), ("iopub_timeout_s", iopub_timeout_s),
                             ("cell_timeout_s", cell_timeout_s), ("refill_delay_s", refill_delay_s),

@@ -229,8 +229,8 @@ def build_parser():
     app.add_argument("--prometheus", action="append", default=[], metavar="URL",
                      help="a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "
                           "tab; repeat for more (default: none, so the app sends no request a visitor chose)")
-    app.add_argument("--refill-delay", type=float, default=10, metavar="SECONDS",
-                     help="wait this long before replacing a warm kernel a visitor took (default 10): starting "
+    app.add_argument("--refill-delay", type=float, default=60, metavar="SECONDS",
+                     help="wait this long before replacing a warm kernel a visitor took (default 60): starting "
                           "kernels competes with the pages still loading")
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
                      help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "

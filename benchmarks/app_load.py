@@ -131,7 +131,7 @@ async def _arrive_and_leave(url, visitors, limit_s, outside, server_pid, pool_si
 
 
 def run(visitors=10, pool_size=2, cull_idle_s=60, cull_interval_s=5, limit_s=120, settle_s=30, query="",
-        refill_delay_s=10):
+        refill_delay_s=60):
     """Measure one arrival of ``visitors`` pages; a dict of the figures."""
     sys.path.insert(0, str(ROOT / "tests"))
     from servers import free_port, serve, wait_for_port
@@ -198,7 +198,7 @@ if __name__ == "__main__":
     parser.add_argument("--visitors", type=int, nargs="+", default=[1, 10])
     parser.add_argument("--pool-size", type=int, default=2)
     parser.add_argument("--cull-idle", type=float, default=60)
-    parser.add_argument("--refill-delay", type=float, default=10)
+    parser.add_argument("--refill-delay", type=float, default=60)
     options = parser.parse_args()
     for n in options.visitors:
         print(describe(run(visitors=n, pool_size=options.pool_size, cull_idle_s=options.cull_idle,

@@ -37,7 +37,8 @@ def _wait_for_kernels(pid, count, timeout_s, compare=lambda n, c: n == c):
 
 def test_closed_pages_kernels_are_reclaimed_and_no_request_leaves_the_machine(browser, tmp_path):
     port = free_port()
-    with serve(_app(port, "--pool-size", "1", "--cull-idle", "15", "--cull-interval", "3"), tmp_path / "app.log") as proc:
+    with serve(_app(port, "--pool-size", "1", "--cull-idle", "15", "--cull-interval", "3", "--refill-delay", "5"),
+               tmp_path / "app.log") as proc:
         wait_for_port(port, process=proc)
         assert _wait_for_kernels(proc.pid, 1, 90) == 1, "the app did not start its one warm kernel within 90 s"
         outside = []
