@@ -27,7 +27,7 @@ from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
 
-__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case",
+__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case", "local_checks",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
@@ -212,6 +212,47 @@ def validate(path=None, **constant_overrides):
     out["ratio"] = np.where(is_time, out["value"] / out["predicted"], out["predicted"] / out["value"])
     out["error"] = out["ratio"] - 1.0
     out["problem"] = problems
+    return out
+
+
+def local_checks(paths=None):
+    """The engine against the serving measurements of ``accelkit probe --llm`` files.
+
+    Each row of a file (default: the shipped H200 runs, ``data/probe_results/llm/``)
+    is projected again by the engine as it is now -- static batch, the file's device,
+    model, precision, batch and prompt -- so a change of constants or formulas shows
+    here at once; the projection stored in the file is ignored. These are not
+    published measurements and take no part in fitting.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``file, device, model, metric, batch_size, input_tokens, measured, projected,
+        projected_low, projected_high`` [s], ``ratio`` (speed ratio, projected over
+        measured speed: above 1 the projection is too optimistic) and
+        ``inside_range``.
+    """
+    from pathlib import Path
+
+    from ..probes.llm import example_llm_results, load_llm_results
+    from .inference import inference
+
+    rows = []
+    for path in (example_llm_results() if paths is None else [Path(p) for p in paths]):
+        frame = load_llm_results(path)
+        for _, r in frame.iterrows():
+            p = inference(r["catalogue_device"], r["model"], precision=r["precision"], batch_size=int(r["batch_size"]),
+                          input_tokens=int(r["input_tokens"]), output_tokens=int(r["output_tokens"]),
+                          schedule="static")
+            metric = r["metric"]
+            rows.append({"file": path.name, "device": r["catalogue_device"], "model": r["model"], "metric": metric,
+                         "batch_size": int(r["batch_size"]), "input_tokens": int(r["input_tokens"]),
+                         "measured": r["measured"], "projected": p[metric], "projected_low": p[f"{metric}_low"],
+                         "projected_high": p[f"{metric}_high"]})
+    out = pd.DataFrame(rows, columns=["file", "device", "model", "metric", "batch_size", "input_tokens", "measured",
+                                      "projected", "projected_low", "projected_high"])
+    out["ratio"] = out["measured"] / out["projected"]  # times: a short projected time is a fast projection
+    out["inside_range"] = out["measured"].between(out["projected_low"], out["projected_high"])
     return out
 
 

@@ -8,7 +8,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import plots
+from .. import plots, units
 from . import controls as C
 from ._base import CSS, Panel, table_html
 
@@ -42,6 +42,7 @@ class ValidationPanel(Panel):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         return W.VBox([W.HTML(CSS), W.HBox([C.group("Show", [c["categories"], c["split"], c["device"]])]),
                        self.message, self.summary, t["summary"], f["chart"], W.HTML("<h4>Every case</h4>"), t["cases"],
+                       W.HTML("<h4>On a GPU of our own (accelkit probe --llm, data/probe_results/llm)</h4>"), t["own"],
                        W.HTML("<h4>The efficiencies behind the projections</h4>"), t["efficiency"]])
 
     def selected(self):
@@ -99,14 +100,32 @@ class ValidationPanel(Panel):
         })
         cases["case"] = cases["case"].map(html.escape)
         cases["model"] = cases["model"].map(html.escape)
+        local = V.local_checks()
+        if len(local):
+            summary.append(
+                f"And on a GPU of our own: {len(local)} decode and prefill times measured with accelkit probe --llm "
+                f"on {', '.join(sorted(set(local['device'])))} ({', '.join(sorted(set(local['model'])))}), projected "
+                f"by the same engine: {V._gm_error(local['ratio']):.1%} geometric-mean error, "
+                f"{int(local['inside_range'].sum())} of {len(local)} inside the projected range (table below).")
+        own = pd.DataFrame({
+            "device": local["device"], "model": local["model"],
+            "what": [("time per output token, batch " if m == "tpot_s" else "prefill, batch ") + str(b)
+                     for m, b in zip(local["metric"], local["batch_size"])],
+            "prompt tokens": local["input_tokens"],
+            "measured [ms]": units.s_to_ms(local["measured"]), "projected [ms]": units.s_to_ms(local["projected"]),
+            "range [ms]": [f"{units.s_to_ms(lo):.3g}-{units.s_to_ms(hi):.3g}" for lo, hi in
+                           zip(local["projected_low"], local["projected_high"])],
+            "inside": np.where(local["inside_range"], "yes", "no"),
+        })
         return {
-            "results": shown, "summary_table": part, "summary": summary,
+            "results": shown, "summary_table": part, "summary": summary, "local": local,
             "figures": {"chart": plots.validation_chart(shown)},
             "tables": {
                 "summary": table_html(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
                                       | {"median ratio": "{:.2f}".format, "worst ratio": "{:.2f}".format}),
                 "cases": table_html(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
                 "efficiency": table_html(self._efficiency_table(), max_rows=80),
+                "own": table_html(own, {"measured [ms]": "{:.3g}".format, "projected [ms]": "{:.3g}".format}),
             },
         }
 
@@ -143,6 +162,9 @@ class ValidationPanel(Panel):
                 lines.append(f"{category}: {int(whole.loc[category, 'cases'])} cases, "
                              f"error {whole.loc[category, 'gm_error']:.3f}")
         lines.append(f"cases shown: {len(shown)}")
+        local = self.result["local"]
+        lines.append(f"own-GPU checks: {len(local)}, {int(local['inside_range'].sum())} inside the range, "
+                     f"error {V._gm_error(local['ratio']):.3f}")
         return "\n".join(lines)
 
 
