@@ -8,7 +8,8 @@ checked where a person sits (``accelkit probe --llm "Llama-2 7B"``):
   context holds ``context_tokens``: per layer an RMSNorm, the fused QKV projection,
   the KV-cache write, attention over the cache (``torch.nn.functional.
   scaled_dot_product_attention``, grouped-query where the model has fewer KV heads),
-  the output projection, the gated (SwiGLU) MLP; then the final norm and the output
+  the output projection, the MLP (gated SwiGLU, or GELU where the preset's parameter
+  count says two matrices); then the final norm and the output
   head. On CUDA the step is captured once in a CUDA graph and replayed, as gpt-fast
   and vLLM serve, so kernel-launch gaps are not counted as the GPU's time;
 * :func:`prefill_seconds` -- the same layers over ``input_tokens`` prompt tokens with
@@ -70,6 +71,15 @@ def _shape(model, n_layers=None):
     return shape, layers
 
 
+def _mlp_matrices(shape):
+    """3 for a gated MLP (SwiGLU: gate, up and down projections; Llama, Mistral, Qwen), 2 for a
+    plain one (GELU: up and down; GPT-2, GPT-3): whichever the preset's parameter count fits."""
+    d, hd = shape.d_model, shape.head_dim
+    attention = d * (shape.n_heads + 2 * shape.n_kv_heads) * hd + shape.n_heads * hd * d
+    mlp = shape.body_params / shape.n_layers - attention
+    return 2 if abs(mlp - 2 * d * shape.ffn_dim) < abs(mlp - 3 * d * shape.ffn_dim) else 3
+
+
 class _Model:
     """Random weights of a dense decoder in ``shape``: per layer fused QKV, output, gate+up and down
     projections; a static KV cache for ``batch`` sequences of up to ``max_context`` tokens."""
@@ -88,7 +98,9 @@ class _Model:
             return w.normal_(0.0, 0.02, generator=gen)
 
         qkv = (self.nh + 2 * self.nkv) * hd
-        self.layers = [(weight(d, qkv), weight(self.nh * hd, d), weight(d, 2 * ff), weight(ff, d))
+        self.gated = _mlp_matrices(shape) == 3
+        up = 2 * ff if self.gated else ff
+        self.layers = [(weight(d, qkv), weight(self.nh * hd, d), weight(d, up), weight(ff, d))
                        for _ in range(n_layers)]
         self.head = weight(d, vocab) if vocab else None
         cache = (n_layers, batch, self.nkv, max_context, hd)
@@ -98,7 +110,7 @@ class _Model:
     @staticmethod
     def bytes_needed(shape, n_layers, element_bytes, batch, max_context):
         d, hd, ff = shape.d_model, shape.head_dim, shape.ffn_dim
-        per_layer = d * (shape.n_heads + 2 * shape.n_kv_heads) * hd + shape.n_heads * hd * d + 3 * d * ff
+        per_layer = d * (shape.n_heads + 2 * shape.n_kv_heads) * hd + shape.n_heads * hd * d + _mlp_matrices(shape) * d * ff
         vocab = shape.vocab if np.isfinite(shape.vocab) else 0
         kv = 2 * n_layers * batch * shape.n_kv_heads * max_context * hd
         return float((per_layer * n_layers + d * vocab + kv) * element_bytes)
@@ -127,8 +139,11 @@ class _Model:
                 values = values.repeat_interleave(self.nh // self.nkv, dim=1)
             attn = F.scaled_dot_product_attention(q, keys, values, is_causal=causal and t > 1, **gqa)
             x = x + attn.transpose(1, 2).reshape(b, t, self.nh * self.hd) @ w_o
-            gate, up = (self._norm(x) @ w_up).chunk(2, dim=-1)
-            x = x + (F.silu(gate) * up) @ w_down
+            if self.gated:
+                gate, up = (self._norm(x) @ w_up).chunk(2, dim=-1)
+                x = x + (F.silu(gate) * up) @ w_down
+            else:
+                x = x + F.gelu(self._norm(x) @ w_up, approximate="tanh") @ w_down
         last = self._norm(x[:, -1])
         return last @ self.head if self.head is not None else last
 

@@ -26,7 +26,7 @@ class ValidationPanel(Panel):
         super().__init__(scenario)
         from ..projection import validation as V
 
-        # projecting the 138 cases takes a few seconds: once, then the controls only filter
+        # projecting every case takes a few seconds: once, then the controls only filter
         self.results = V.validate()
         devices = ["(all)"] + sorted(set(self.results["device"]))
         self.controls = {
