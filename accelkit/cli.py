@@ -99,6 +99,8 @@ def cmd_probe(args):
             return 2
     if args.llm:
         return _probe_llm(args)
+    if args.train:
+        return _probe_train(args)
     try:
         frame = run_all(device=args.device, quick=args.quick, progress=not args.quiet)
     except (ProbeUnavailable, ValueError) as exc:
@@ -157,6 +159,45 @@ def _probe_llm(args):
               f"({geometric_mean_error(frame['ratio_kernels']):.1%} without the serving engine's fixed overhead)")
     else:
         print(f"accelkit probe: {inv_row.get('catalogue_match', 'device not in the catalogue')}: no projection to compare")
+    return 0
+
+
+def _probe_train(args):
+    """``accelkit probe --train MODEL``: a training step timed here, next to the engine."""
+    from .local.devices import import_torch, resolve_device
+    from .probes import ProbeUnavailable
+    from .probes.inventory import _inventory_row, _machine, inventory
+    from .probes.llm import save_llm_results
+    from .probes.training_step import TRAIN_FORMAT, training_probe
+
+    if args.json and Path(args.json).exists() and not args.force:
+        print(f"accelkit probe: {args.json} already exists; add --force to replace it", file=sys.stderr)
+        return 2
+    try:
+        device, inv = resolve_device(args.device), inventory()
+        inv_row = _inventory_row(device, inv)
+        device_name = inv_row.get("catalogue_name") or None
+        frame = training_probe(args.train, device=device, micro_batch_sizes=args.train_micro_batch,
+                               seq_len=args.seq_len, accumulation_steps=args.accumulation,
+                               precision=args.llm_precision, catalog_device=device_name)
+    except (ProbeUnavailable, ValueError) as exc:
+        print(f"accelkit probe: {exc}", file=sys.stderr)
+        return 2
+    frame.insert(0, "device_name", inv_row.get("name", ""))
+    frame.insert(1, "catalogue_device", device_name or "")
+    if args.json:
+        try:
+            path = save_llm_results(frame, args.json, _machine(device, inv, inv_row, import_torch()),
+                                    overwrite=args.force, label=args.label, fmt=TRAIN_FORMAT,
+                                    method="accelkit.probes.training_step")
+        except (FileExistsError, ValueError, OSError) as exc:
+            print(f"accelkit probe: {exc}", file=sys.stderr)
+            return 2
+        print(f"results written: {path}")
+    print(frame.drop(columns=["params_built", "model_flops_per_token"]).to_string(index=False, float_format="%.4g"))
+    if device_name:
+        print(f"MFU of this stack: {', '.join(f'{m:.1%}' for m in frame['mfu'])} (micro-batch "
+              f"{', '.join(str(b) for b in frame['micro_batch_size'])}); give it to a scenario as utilization")
     return 0
 
 
@@ -267,7 +308,16 @@ def build_parser():
                        help="with --llm: decode batch sizes (default 1 8 32)")
     probe.add_argument("--llm-input", type=int, default=1024, metavar="TOKENS", help="with --llm: prompt tokens (default 1024)")
     probe.add_argument("--llm-output", type=int, default=256, metavar="TOKENS", help="with --llm: generated tokens (default 256)")
-    probe.add_argument("--llm-precision", default="bf16", help="with --llm: bf16, fp16 or fp32 (default bf16)")
+    probe.add_argument("--llm-precision", default="bf16", help="with --llm or --train: bf16, fp16 or fp32 (default bf16)")
+    probe.add_argument("--train", metavar="MODEL", default=None,
+                       help="time a training step of a decoder preset (eager PyTorch, mixed precision, fused AdamW) "
+                            "next to the engine's projection; prints your stack's MFU, e.g. --train 'GPT-2 XL'")
+    probe.add_argument("--train-micro-batch", type=int, nargs="+", default=[1, 4], metavar="N",
+                       help="with --train: micro-batch sizes (default 1 4)")
+    probe.add_argument("--seq-len", type=int, default=1024, metavar="TOKENS",
+                       help="with --train: tokens per sequence (default 1024)")
+    probe.add_argument("--accumulation", type=int, default=16, metavar="N",
+                       help="with --train: micro-batches per optimizer step (default 16)")
     probe.set_defaults(func=cmd_probe)
 
     val = sub.add_parser("validate", help="projections against published measurements (data/validation/measured.csv)")

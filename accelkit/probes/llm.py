@@ -288,10 +288,10 @@ def geometric_mean_error(ratio):
 
 # --- results files ------------------------------------------------------------------
 
-def save_llm_results(frame, path, machine, overwrite=False, label=None):
-    """Write :func:`llm_probe` results as JSON (``format``, ``header`` with the machine,
-    ``label`` and date, ``results`` rows); an existing file is never replaced unless
-    ``overwrite=True``. Returns the path."""
+def save_llm_results(frame, path, machine, overwrite=False, label=None, fmt=LLM_FORMAT, method=__name__):
+    """Write :func:`llm_probe` results (or, with ``fmt``, the training probe's) as JSON
+    (``format``, ``header`` with the machine, ``label`` and date, ``results`` rows); an
+    existing file is never replaced unless ``overwrite=True``. Returns the path."""
     import json
     from pathlib import Path
 
@@ -302,10 +302,10 @@ def save_llm_results(frame, path, machine, overwrite=False, label=None):
         raise ValueError(f"path must end in .json; got {str(path)!r}")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; pass overwrite=True (accelkit probe --force) to replace it")
-    header = {"machine": _plain(dict(machine)), "date": _now(), "method": __name__}
+    header = {"machine": _plain(dict(machine)), "date": _now(), "method": method}
     if label is not None:
         header["label"] = str(label)
-    text = json.dumps({"format": LLM_FORMAT, "version": 1, "header": header, "results": _records(frame)},
+    text = json.dumps({"format": fmt, "version": 1, "header": header, "results": _records(frame)},
                       indent=1, allow_nan=False)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
@@ -313,8 +313,9 @@ def save_llm_results(frame, path, machine, overwrite=False, label=None):
     return path
 
 
-def load_llm_results(path):
-    """Read a file of :func:`save_llm_results`: a DataFrame, the header in ``attrs["header"]``."""
+def load_llm_results(path, fmt=LLM_FORMAT):
+    """Read a file of :func:`save_llm_results` (``fmt``: the training probe's format for its
+    files): a DataFrame, the header in ``attrs["header"]``."""
     import json
     from pathlib import Path
 
@@ -323,19 +324,22 @@ def load_llm_results(path):
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable LLM probe results file ({exc})") from None
-    if not isinstance(payload, dict) or payload.get("format") != LLM_FORMAT:
-        raise ValueError(f"{path}: expected format {LLM_FORMAT!r} (written by accelkit probe --llm --json)")
+    if not isinstance(payload, dict) or payload.get("format") != fmt:
+        raise ValueError(f"{path}: expected format {fmt!r} (written by accelkit probe --llm or --train with --json)")
     frame = pd.DataFrame(payload.get("results", []))
-    missing = {"metric", "batch_size", "measured", "model", "precision", "input_tokens", "output_tokens"} - set(frame)
+    needed = {"metric", "batch_size", "measured", "input_tokens", "output_tokens"} if fmt == LLM_FORMAT else \
+        {"micro_batch_size", "seq_len", "accumulation_steps", "step_s"}
+    missing = ({"model", "precision"} | needed) - set(frame)
     if missing:
         raise ValueError(f"{path}: results rows lack {', '.join(sorted(missing))}")
     frame.attrs["header"], frame.attrs["source"] = payload.get("header", {}), str(path)
     return frame
 
 
-def example_llm_results():
-    """Paths of the shipped LLM probe measurements (``data/probe_results/llm/*.json``), sorted."""
+def example_llm_results(kind="llm"):
+    """Paths of the shipped probe measurements (``data/probe_results/llm/*.json``, or with
+    ``kind="train"`` the training probe's ``data/probe_results/train/*.json``), sorted."""
     from ..catalog import data_path
 
-    folder = data_path("probe_results") / "llm"
+    folder = data_path("probe_results") / check_choice("kind", kind, ["llm", "train"])
     return sorted(folder.glob("*.json")) if folder.exists() else []

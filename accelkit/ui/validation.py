@@ -43,6 +43,8 @@ class ValidationPanel(Panel):
         return W.VBox([W.HTML(CSS), W.HBox([C.group("Show", [c["categories"], c["split"], c["device"]])]),
                        self.message, self.summary, t["summary"], f["chart"], W.HTML("<h4>Every case</h4>"), t["cases"],
                        W.HTML("<h4>On a GPU of our own (accelkit probe --llm, data/probe_results/llm)</h4>"), t["own"],
+                       W.HTML("<h4>Training steps on that GPU, plain eager PyTorch (accelkit probe --train)</h4>"),
+                       t["trained"],
                        W.HTML("<h4>The efficiencies behind the projections</h4>"), t["efficiency"]])
 
     def selected(self):
@@ -117,8 +119,24 @@ class ValidationPanel(Panel):
                            zip(local["projected_low"], local["projected_high"])],
             "inside": np.where(local["inside_range"], "yes", "no"),
         })
+        trained = V.local_training_checks()
+        if len(trained):
+            summary.append(
+                f"Training on the same GPU, in plain eager PyTorch (accelkit probe --train, "
+                f"{', '.join(sorted(set(trained['model'])))}): {int(trained['inside_range'].sum())} of {len(trained)} "
+                f"steps inside the range; the others took up to {trained['ratio'].max():.2f}x the projected time -- "
+                "the engine's constants come from tuned frameworks (fused kernels), so small models and micro-batches "
+                "show what an unfused stack costs. The measured MFU is what a scenario takes as utilization.")
+        trained_table = pd.DataFrame({
+            "device": trained["device"], "model": trained["model"],
+            "micro-batch × sequence": [f"{b} × {q}" for b, q in zip(trained["micro_batch_size"], trained["seq_len"])],
+            "step [s] measured": trained["measured"], "projected [s]": trained["projected"],
+            "range [s]": [f"{lo:.3g}-{hi:.3g}" for lo, hi in zip(trained["projected_low"], trained["projected_high"])],
+            "MFU measured": trained["mfu"], "MFU projected": trained["projected_mfu"],
+            "inside": np.where(trained["inside_range"], "yes", "no"),
+        })
         return {
-            "results": shown, "summary_table": part, "summary": summary, "local": local,
+            "results": shown, "summary_table": part, "summary": summary, "local": local, "trained": trained,
             "figures": {"chart": plots.validation_chart(shown)},
             "tables": {
                 "summary": table_html(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
@@ -126,6 +144,9 @@ class ValidationPanel(Panel):
                 "cases": table_html(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
                 "efficiency": table_html(self._efficiency_table(), max_rows=80),
                 "own": table_html(own, {"measured [ms]": "{:.3g}".format, "projected [ms]": "{:.3g}".format}),
+                "trained": table_html(trained_table, {"step [s] measured": "{:.3g}".format,
+                                                      "projected [s]": "{:.3g}".format,
+                                                      "MFU measured": "{:.0%}".format, "MFU projected": "{:.0%}".format}),
             },
         }
 
@@ -165,6 +186,8 @@ class ValidationPanel(Panel):
         local = self.result["local"]
         lines.append(f"own-GPU checks: {len(local)}, {int(local['inside_range'].sum())} inside the range, "
                      f"error {V._gm_error(local['ratio']):.3f}")
+        trained = self.result["trained"]
+        lines.append(f"own-GPU training steps: {len(trained)}, {int(trained['inside_range'].sum())} inside the range")
         return "\n".join(lines)
 
 
