@@ -7,6 +7,8 @@
 #   nvidia-smi-log.csv            an nvidia-smi --query-gpu log taken while the probes ran
 #   probe-full.json               accelkit probe (full sizes): matmul per format, bandwidth, precision
 #   llm-*.json, llm-*.txt         accelkit probe --llm: decode step and prefill next to the engine
+#   train-*.json, train-*.txt     accelkit probe --train: eager training steps next to the engine, and MFU
+#   int8-layout.txt               torch._int_mm with B row- and column-major
 #   monitor.json                  accelkit monitor: live NVML samples of a probe run, summarised
 #   pytest-gpu.txt                the suite's GPU tests (pytest -m gpu)
 set -u
@@ -46,9 +48,28 @@ timeout 150 $PY -m accelkit.cli probe --llm "Llama-3.1 8B" --llm-batch 1 16 64 -
   --json "$OUT/llm-llama31-8b.json" >"$OUT/llm-llama31-8b.txt" 2>&1
 echo "rc=$?"; cat "$OUT/llm-llama31-8b.txt"
 
+step "accelkit probe --llm: Llama-3.1 8B at 4,096-token prompts, Qwen2.5 7B at 8,192"
+timeout 150 $PY -m accelkit.cli probe --llm "Llama-3.1 8B" --llm-batch 64 128 --llm-input 4096 --llm-output 256 \
+  --json "$OUT/llm-llama31-8b-4k.json" --label "$LABEL" >"$OUT/llm-llama31-8b-4k.txt" 2>&1
+echo "rc=$?"; cat "$OUT/llm-llama31-8b-4k.txt"
+timeout 150 $PY -m accelkit.cli probe --llm "Qwen2.5 7B" --llm-batch 1 32 --llm-input 8192 --llm-output 256 \
+  --json "$OUT/llm-qwen25-7b-8k.json" --label "$LABEL" >"$OUT/llm-qwen25-7b-8k.txt" 2>&1
+echo "rc=$?"; cat "$OUT/llm-qwen25-7b-8k.txt"
+
+step "accelkit probe --train: GPT-2 XL and GPT-2 small, eager PyTorch"
+timeout 200 $PY -m accelkit.cli probe --train "GPT-2 XL" --train-micro-batch 1 4 8 --seq-len 1024 --accumulation 16 \
+  --json "$OUT/train-gpt2-xl.json" --label "$LABEL" >"$OUT/train-gpt2-xl.txt" 2>&1
+echo "rc=$?"; cat "$OUT/train-gpt2-xl.txt"
+timeout 120 $PY -m accelkit.cli probe --train "GPT-2 small" --train-micro-batch 8 32 --seq-len 1024 --accumulation 16 \
+  --json "$OUT/train-gpt2-small.json" --label "$LABEL" >"$OUT/train-gpt2-small.txt" 2>&1
+echo "rc=$?"; cat "$OUT/train-gpt2-small.txt"
+
+step "int8 matmul: B row-major against column-major"
+timeout 60 $PY tools/gpu_int8_layout.py >"$OUT/int8-layout.txt" 2>&1; cat "$OUT/int8-layout.txt"
+
 kill "$SMI" 2>/dev/null
 step "pytest -m gpu"
 timeout 150 $PY -m pytest -o addopts="" -p no:cacheprovider -m gpu -q -rs tests/test_probes.py tests/test_monitor.py tests/test_probe_llm.py \
-  >"$OUT/pytest-gpu.txt" 2>&1
+  tests/test_probe_training.py >"$OUT/pytest-gpu.txt" 2>&1
 echo "rc=$?"; tail -n 15 "$OUT/pytest-gpu.txt"
 step done
