@@ -170,7 +170,7 @@ class Scenario:
     output_tokens: int = _spec(256, _num(low=1, high=_MAX_COUNT, integer=True), "Tokens generated per request (inference)", "tokens")
     precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
     utilization: float | None = _spec(None, _num(low=0, high=1, low_open=True, allow_none=True),
-                                      "Your own MFU (fraction of the dense peak) instead of the projected one; "
+                                      "Your own MFU (fraction of the dense peak; accelkit probe --train measures it) instead of the projected one; "
                                       "empty: projected by the engine", "0-1")
     time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), "Finish training within", "days")
     latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True),
