@@ -124,12 +124,13 @@ def cmd_probe(args):
     return 0
 
 
-def _probe_llm(args):
-    """``accelkit probe --llm MODEL``: a decoder's decode step and prefill timed here, next to the engine."""
+def _probe_model(args, measure, fmt, method, hidden, summary):
+    """``accelkit probe --llm`` / ``--train``: ``measure(device, catalogue name)`` -> frame, shown,
+    saved with the machine's description (never over an existing file without --force)."""
     from .local.devices import import_torch, resolve_device
     from .probes import ProbeUnavailable
     from .probes.inventory import _inventory_row, _machine, inventory
-    from .probes.llm import geometric_mean_error, llm_probe, save_llm_results
+    from .probes.llm import save_llm_results
 
     if args.json and Path(args.json).exists() and not args.force:
         print(f"accelkit probe: {args.json} already exists; add --force to replace it", file=sys.stderr)
@@ -138,8 +139,7 @@ def _probe_llm(args):
         device, inv = resolve_device(args.device), inventory()
         inv_row = _inventory_row(device, inv)
         device_name = inv_row.get("catalogue_name") or None
-        frame = llm_probe(args.llm, device=args.device, batch_sizes=args.llm_batch, input_tokens=args.llm_input,
-                          output_tokens=args.llm_output, precision=args.llm_precision, catalog_device=device_name)
+        frame = measure(device, device_name)
     except (ProbeUnavailable, ValueError) as exc:
         print(f"accelkit probe: {exc}", file=sys.stderr)
         return 2
@@ -148,57 +148,49 @@ def _probe_llm(args):
     if args.json:
         try:
             path = save_llm_results(frame, args.json, _machine(device, inv, inv_row, import_torch()),
-                                    overwrite=args.force, label=args.label)
+                                    overwrite=args.force, label=args.label, fmt=fmt, method=method)
         except (FileExistsError, ValueError, OSError) as exc:
             print(f"accelkit probe: {exc}", file=sys.stderr)
             return 2
         print(f"results written: {path}")
-    print(frame.drop(columns=["input_tokens", "output_tokens"]).to_string(index=False, float_format="%.4g"))
+    print(frame.drop(columns=list(hidden)).to_string(index=False, float_format="%.4g"))
     if device_name:
-        print(f"engine against this device: {geometric_mean_error(frame['ratio']):.1%} geometric-mean error "
-              f"({geometric_mean_error(frame['ratio_kernels']):.1%} without the serving engine's fixed overhead)")
+        print(summary(frame))
     else:
         print(f"accelkit probe: {inv_row.get('catalogue_match', 'device not in the catalogue')}: no projection to compare")
     return 0
 
 
+def _probe_llm(args):
+    """``accelkit probe --llm MODEL``: a decoder's decode step and prefill timed here, next to the engine."""
+    from .probes.llm import LLM_FORMAT, geometric_mean_error, llm_probe
+
+    def measure(device, name):
+        return llm_probe(args.llm, device=device, batch_sizes=args.llm_batch, input_tokens=args.llm_input,
+                         output_tokens=args.llm_output, precision=args.llm_precision, catalog_device=name)
+
+    def summary(frame):
+        return (f"engine against this device: {geometric_mean_error(frame['ratio']):.1%} geometric-mean error "
+                f"({geometric_mean_error(frame['ratio_kernels']):.1%} without the serving engine's fixed overhead)")
+
+    return _probe_model(args, measure, LLM_FORMAT, "accelkit.probes.llm", ("input_tokens", "output_tokens"), summary)
+
+
 def _probe_train(args):
     """``accelkit probe --train MODEL``: a training step timed here, next to the engine."""
-    from .local.devices import import_torch, resolve_device
-    from .probes import ProbeUnavailable
-    from .probes.inventory import _inventory_row, _machine, inventory
-    from .probes.llm import save_llm_results
     from .probes.training_step import TRAIN_FORMAT, training_probe
 
-    if args.json and Path(args.json).exists() and not args.force:
-        print(f"accelkit probe: {args.json} already exists; add --force to replace it", file=sys.stderr)
-        return 2
-    try:
-        device, inv = resolve_device(args.device), inventory()
-        inv_row = _inventory_row(device, inv)
-        device_name = inv_row.get("catalogue_name") or None
-        frame = training_probe(args.train, device=device, micro_batch_sizes=args.train_micro_batch,
-                               seq_len=args.seq_len, accumulation_steps=args.accumulation,
-                               precision=args.llm_precision, catalog_device=device_name)
-    except (ProbeUnavailable, ValueError) as exc:
-        print(f"accelkit probe: {exc}", file=sys.stderr)
-        return 2
-    frame.insert(0, "device_name", inv_row.get("name", ""))
-    frame.insert(1, "catalogue_device", device_name or "")
-    if args.json:
-        try:
-            path = save_llm_results(frame, args.json, _machine(device, inv, inv_row, import_torch()),
-                                    overwrite=args.force, label=args.label, fmt=TRAIN_FORMAT,
-                                    method="accelkit.probes.training_step")
-        except (FileExistsError, ValueError, OSError) as exc:
-            print(f"accelkit probe: {exc}", file=sys.stderr)
-            return 2
-        print(f"results written: {path}")
-    print(frame.drop(columns=["params_built", "model_flops_per_token"]).to_string(index=False, float_format="%.4g"))
-    if device_name:
-        print(f"MFU of this stack: {', '.join(f'{m:.1%}' for m in frame['mfu'])} (micro-batch "
-              f"{', '.join(str(b) for b in frame['micro_batch_size'])}); give it to a scenario as utilization")
-    return 0
+    def measure(device, name):
+        return training_probe(args.train, device=device, micro_batch_sizes=args.train_micro_batch,
+                              seq_len=args.seq_len, accumulation_steps=args.accumulation,
+                              precision=args.llm_precision, catalog_device=name)
+
+    def summary(frame):
+        return (f"MFU of this stack: {', '.join(f'{m:.1%}' for m in frame['mfu'])} (micro-batch "
+                f"{', '.join(str(b) for b in frame['micro_batch_size'])}); give it to a scenario as utilization")
+
+    return _probe_model(args, measure, TRAIN_FORMAT, "accelkit.probes.training_step",
+                        ("params_built", "model_flops_per_token"), summary)
 
 
 def cmd_validate(args):

@@ -121,7 +121,7 @@ class _Model:
 
     def forward(self, x, start, causal):
         """``x`` [batch, tokens, d_model] at positions ``start ..``; returns the last position's logits."""
-        torch, F = self.torch, self.torch.nn.functional
+        F = self.torch.nn.functional
         b, t, _ = x.shape
         end = start + t
         for i, (w_qkv, w_o, w_up, w_down) in enumerate(self.layers):

@@ -24,7 +24,8 @@ from .. import units
 from .ceilings import catalog_or_default, ceilings_for
 from .constants import constants
 from .inference import inference
-from .training import TRAIN_PRECISIONS, step_sequences, training
+from .layouts import step_sequences
+from .training import TRAIN_PRECISIONS, training
 from .vision import frame_flops, vision_seconds
 
 __all__ = ["project_scenario", "workload_kind", "training_layout", "WORK_UNITS"]
