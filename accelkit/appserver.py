@@ -124,10 +124,13 @@ class AppSettings:
                 f"--VoilaExecutor.timeout={self.cell_timeout_s:g}"]
 
     def _cap_options(self):
-        if not self.max_kernels:
-            return []
-        return ["--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager",
-                f"--CappedKernelManager.max_kernels={self.max_kernels}"]
+        # always this manager: besides the cap, it offers visitors only warm kernels that are
+        # ready; Voilà's own would hand the next visitor a refill still in its delay, and that
+        # visitor would wait the whole delay for a page
+        options = ["--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager"]
+        if self.max_kernels:
+            options.append(f"--CappedKernelManager.max_kernels={self.max_kernels}")
+        return options
 
     def _cull_options(self):
         if not self.cull_idle_s:

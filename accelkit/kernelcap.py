@@ -10,9 +10,12 @@ added: at most ``max_kernels`` kernels at once, the warm pool included.
   ``accelkit`` template's ``503.html``: the app is full, how many are using it, and
   a page that retries by itself.
 * A warm-pool refill at the cap waits for room instead of failing (a failed pool
-  entry would break Voilà's kernel shutdown), and a waiting pool entry is not
-  offered to visitors: Voilà's pool count and hand-out see only kernels that are
-  ready, so a visitor never waits on a kernel that cannot start.
+  entry would break Voilà's kernel shutdown).
+* Cap or none, a pool entry that is not ready is not offered to visitors: Voilà's
+  pool count and hand-out see only kernels that are ready. Voilà queues a refill
+  as soon as it hands a kernel out, and the refill first sleeps ``fill_delay``
+  (``accelkit app --refill-delay``, 60 s); offered, it would keep the next visitor
+  waiting that long, where a fresh kernel gives a page in seconds.
 
 Voilà builds its pooled manager as a subclass of the class it is given
 (``VoilaConfiguration.multi_kernel_manager_class``); ``__init_subclass__`` wraps that
@@ -78,7 +81,7 @@ class CappedKernelManager(AsyncMappingKernelManager):
             pool.sort(key=lambda f: not _ready(f))  # ready kernels first: Voilà hands out pool[0]
             return await hand_out(self, notebook_name, *args, **kw)
 
-        get_pool_size.__doc__ = "Ready warm kernels only (a refill waiting for room is not offered)."
+        get_pool_size.__doc__ = "Ready warm kernels only (a refill in its delay or waiting for room is not offered)."
         get_rendered_notebook.__doc__ = hand_out.__doc__
         cls.get_pool_size = get_pool_size
         cls.get_rendered_notebook = get_rendered_notebook

@@ -113,3 +113,14 @@ def test_a_jupyter_server_gets_the_apps_voila_settings_for_jupyterhub():
     assert '--ServerApp.tornado_settings={"mathjax_url": None, "mathjax_config": None}' in app["args"]
     paths = app["environment"]["JUPYTER_PATH"].split(":")
     assert paths[1] == "/site/share/jupyter" and (Path(paths[0]) / "voila" / "templates" / "accelkit").is_dir()
+
+
+def test_the_app_always_offers_only_ready_warm_kernels_cap_or_none():
+    """Without a cap too: Voilà's own manager would hand the next visitor a refill still sleeping its delay."""
+    from accelkit.appserver import AppSettings
+
+    for cap in (0, 5):
+        options = AppSettings(pool_size=2, max_kernels=cap).voila_options()
+        assert "--VoilaConfiguration.multi_kernel_manager_class=accelkit.kernelcap.CappedKernelManager" in options, (
+            f"with max_kernels={cap} the app would use Voilà's own pool, which makes a visitor wait out the refill delay")
+        assert any(o.startswith("--CappedKernelManager.max_kernels=") for o in options) == bool(cap)

@@ -131,3 +131,14 @@ def test_the_three_chapters_share_the_one_helper():
     for cls in (DemandPanel, RooflinePanel, PrecisionPanel):
         panel = cls()
         assert isinstance(panel.measurements, ProbeMeasurements), f"{cls.__name__} reads measurements its own way"
+
+
+def test_a_range_is_never_printed_as_one_number():
+    from accelkit.ui._base import range_text
+
+    assert range_text(12.34, 10.0, 15.0, "{:,.1f}") == "12.3 (10.0-15.0)"
+    # 0.083 days with a real spread would read "0.1 (0.1-0.1)" at one decimal: certainty it does not have
+    assert range_text(0.0833, 0.0712, 0.101, "{:,.1f}") == "0.0833 (0.0712-0.101)"
+    assert range_text(float("nan"), 1.0, 2.0, "{:,.1f}") == "—"
+    assert range_text(float("inf"), 1.0, 2.0, "{:,.1f}") == "—"
+    assert range_text(5.0, 6.0, 4.0, "{:.0f}") == "5 (4-6)", "low and high given the wrong way round are put in order"

@@ -64,14 +64,26 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
             cost[level] = (price + energy_usd) / (work[src] * hours) * units.MEGA
     price = catalog["price_usd"] * factor
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
-    # training: the memory of each device's own layout (the search's); serving: the scenario's need
-    need = table["memory_per_device_gb"] * units.GIGA if training else sizing.memory_need(scenario)["total"]
+    need = table["memory_per_device_gb"] * units.GIGA if training else _serving_need_bytes(scenario, table)
     return table.assign(
         time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=work[""],
         cost_per_million_tokens=cost[""], cost_per_million_tokens_low=cost["_low"],
         cost_per_million_tokens_high=cost["_high"], flops_per_w=peak / catalog["tdp_w"], headroom=usable / need - 1.0,
         purchase_usd=table["devices_needed"] * price,
     )
+
+
+def _serving_need_bytes(scenario, table):
+    """Bytes per device that the scenario's batch needs in each device's chosen configuration:
+    the weights and KV cache at its precision, split over its tensor-parallel group (the layout
+    the searched batch is served in; the scenario's own when the search is off)."""
+    precision = table["precision"] if "precision" in table else pd.Series(scenario.precision, index=table.index)
+    tp = table["tensor_parallel"].fillna(1.0) if "tensor_parallel" in table else 1.0
+    whole = precision.map({p: sizing.memory_need(scenario.copy().update(precision=p), n_devices=1)["total"]
+                           for p in precision.dropna().unique()})
+    if not scenario.search_configurations:
+        return whole / scenario.n_devices
+    return whole / tp
 
 
 def _column(catalog, name, fallback):

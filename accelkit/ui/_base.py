@@ -95,6 +95,23 @@ def summary_html(sentences):
     return f'<div class="ak-summary">{body}</div>' if body else ""
 
 
+def range_text(value, low, high, fmt, missing="—"):
+    """``value (low-high)`` in one cell, an em dash where unknown.
+
+    When ``fmt`` would print a real range as one number ("0.1 (0.1-0.1)"), the three figures are
+    shown to three significant digits instead, so a range never reads as certainty.
+    """
+    if not (value == value) or value in (float("inf"), float("-inf")):
+        return missing
+    low, high = min(low, high), max(low, high)
+    if not (low == low and high == high):
+        return fmt.format(value)
+    texts = [fmt.format(v) for v in (value, low, high)]
+    if len(set(texts)) == 1 and low < high:
+        texts = [f"{v:,.3g}" for v in (value, low, high)]
+    return f"{texts[0]} ({texts[1]}-{texts[2]})"
+
+
 def table_html(frame, formats=None, max_rows=60, escape=True):
     """A compact HTML table of a DataFrame (numbers formatted per column)."""
     formats = formats or {}

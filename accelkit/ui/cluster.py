@@ -9,7 +9,7 @@ import pandas as pd
 from .. import memory, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
 from . import controls as C
-from ._base import CSS, Panel, table_html
+from ._base import CSS, Panel, range_text, table_html
 
 __all__ = ["ClusterPanel"]
 
@@ -131,7 +131,7 @@ class ClusterPanel(Panel):
             f"of gradients in {step['comm_total_s']:.3f} s (inside servers at {step['intra_bw'] / _B:,.0f} GB/s, between them "
             f"at {step['inter_bw'] / _B:,.1f} GB/s per device), {step['comm_s']:.3f} s of it left exposed after the "
             f"overlap with the backward pass. Scaling efficiency: {step['efficiency']:.0%}.",
-            f"{s.tokens:.3g} tokens take {step['days']:,.1f} days (range {step['days_low']:,.1f}-{step['days_high']:,.1f}) "
+            f"{s.tokens:.3g} tokens take {range_text(step['days'], step['days_low'], step['days_high'], '{:,.1f}')} days "
             f"at {step['tokens_per_s']:,.0f} tokens/s, a projected MFU of {step['mfu']:.0%} "
             f"(efficiency source: {step['matmul_source']}).",
             f"Memory per device: {state:,.1f} GB of model state (ZeRO-{s.zero_stage}) + {step['activations_gb']:,.1f} GB "

@@ -11,24 +11,18 @@ import pandas as pd
 from .. import plots, select, sizing
 from ..catalog import load_catalog
 from . import controls as C
-from ._base import CSS, FigureOutput, Panel, error_html, table_html
+from ._base import CSS, FigureOutput, Panel, error_html, range_text, table_html
 
 __all__ = ["DecisionPanel", "parse_prices"]
-
-
-def _range_cell(value, low, high, fmt, missing="—"):
-    if not (value == value):
-        return missing
-    return f"{fmt.format(value)} ({fmt.format(min(low, high))}-{fmt.format(max(low, high))})"
 
 
 def _projected_cell(row, training):
     """The projected time with its range; the efficiency source on hover (a title attribute)."""
     if training:
-        text = _range_cell(row["days_on_n"], row["days_on_n_low"], row["days_on_n_high"], "{:,.1f}") + " days"
+        text = range_text(row["days_on_n"], row["days_on_n_low"], row["days_on_n_high"], "{:,.1f}") + " days"
     else:
         unit = {"tokens": "token", "frames": "frame", "requests": "request"}.get(row["work_unit"], "unit")
-        text = _range_cell(row["latency_ms"], row["latency_ms_low"], row["latency_ms_high"], "{:,.3g}") + f" ms/{unit}"
+        text = range_text(row["latency_ms"], row["latency_ms_low"], row["latency_ms_high"], "{:,.3g}") + f" ms/{unit}"
     source = html.escape(f"efficiency: {row['efficiency_source']}", quote=True)
     return f'<span class="ak-projected" title="{source}">{html.escape(text)}</span>'
 
@@ -188,7 +182,7 @@ class DecisionPanel(Panel):
             "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
             "configuration": [_configuration(r, training) for r in rows],
             "projected (range)": [_projected_cell(r, training) for r in rows],
-            "cost per M (range)": [_range_cell(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
+            "cost per M (range)": [range_text(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
                                                r["cost_per_million_tokens_high"], "${:,.3g}", "price unknown")
                                    for r in rows],
             "time": short["score_time"], "cost": short["score_cost"], "efficiency": short["score_efficiency"],

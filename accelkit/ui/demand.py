@@ -9,17 +9,11 @@ from .. import demand, plots, sizing, units
 from ..catalog import load_catalog
 from ..memory import usable_bytes
 from . import controls as C
-from ._base import CSS, Panel, error_html, table_html
+from ._base import CSS, Panel, error_html, range_text, table_html
 from .measurements import ProbeMeasurements
 
 __all__ = ["DemandPanel"]
 
-
-def _range(value, low, high, fmt):
-    """``value (low-high)`` in one cell; an em dash where unknown."""
-    if not np.isfinite(value):
-        return "—"
-    return f"{fmt.format(value)} ({fmt.format(min(low, high))}-{fmt.format(max(low, high))})"
 
 _B = units.GIGA
 
@@ -230,19 +224,19 @@ class DemandPanel(Panel):
 
         shown = known.assign(
             peak_t=known["peak_flops"] / units.TERA,
-            speed=[_range(v / units.SECONDS_PER_HOUR, lo / units.SECONDS_PER_HOUR, hi / units.SECONDS_PER_HOUR, "{:,.0f}") for v, lo, hi in
+            speed=[range_text(v / units.SECONDS_PER_HOUR, lo / units.SECONDS_PER_HOUR, hi / units.SECONDS_PER_HOUR, "{:,.0f}") for v, lo, hi in
                    zip(known["work_per_device_hour"], known["work_per_device_hour_low"],
                        known["work_per_device_hour_high"])],
         )
         cols = ["name", "peak_t", "speed"]
         names = ["device", f"{s.precision} peak [TFLOP/s]", f"projected {unit}/s per device (range)"]
         if training:
-            shown["days"] = [_range(v, lo, hi, "{:,.1f}") for v, lo, hi in
+            shown["days"] = [range_text(v, lo, hi, "{:,.1f}") for v, lo, hi in
                              zip(known["days_on_n"], known["days_on_n_low"], known["days_on_n_high"])]
             cols += ["mfu", "days"]
             names += ["MFU", f"days on {s.n_devices} (range)"]
         else:
-            shown["latency"] = [_range(v * units.MILLISECONDS_PER_SECOND, lo * units.MILLISECONDS_PER_SECOND, hi * units.MILLISECONDS_PER_SECOND, "{:,.3g}") for v, lo, hi in
+            shown["latency"] = [range_text(v * units.MILLISECONDS_PER_SECOND, lo * units.MILLISECONDS_PER_SECOND, hi * units.MILLISECONDS_PER_SECOND, "{:,.3g}") for v, lo, hi in
                                 zip(known["latency_s"], known["latency_s_low"], known["latency_s_high"])]
             cols += ["latency"]
             names += [f"ms per {'token' if unit == 'tokens' else unit[:-1]} (range)"]
