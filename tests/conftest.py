@@ -6,6 +6,7 @@ missing optional part -- chromium, prometheus, torch -- into a failure instead o
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 
@@ -30,3 +31,12 @@ def catalog():
 @pytest.fixture(scope="session")
 def python():
     return sys.executable
+
+
+@pytest.fixture(scope="session")
+def torch():
+    """torch, or a skip (locally) / failure (under make test) where it is not installed."""
+    require(importlib.util.find_spec("torch") is not None, "torch (pip install 'accelkit[probe]')")
+    import torch
+
+    return torch

@@ -18,3 +18,8 @@ def require(condition, what):
     pytest.skip(f"{what} is missing")
 
 
+
+
+#: a two-layer grouped-query decoder small enough for a CPU probe run in well under a second
+TINY_DECODER = {"name": "tiny", "params": 2e6, "n_layers": 2, "d_model": 128, "n_heads": 4, "n_kv_heads": 2,
+                "ffn_dim": 256, "vocab": 1000, "kind": "decoder"}

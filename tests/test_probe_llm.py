@@ -6,26 +6,12 @@ where torch sees no GPU, never faked) check the full Llama-2 7B against physics.
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 from accelkit.probes import llm
 from accelkit.projection import resolve_model
-from conftest import require
-
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-TINY = {"name": "tiny", "params": 2e6, "n_layers": 2, "d_model": 128, "n_heads": 4, "n_kv_heads": 2,
-        "ffn_dim": 256, "vocab": 1000, "kind": "decoder"}
-
-
-@pytest.fixture(scope="module")
-def torch():
-    require(HAS_TORCH, "torch (pip install 'accelkit[probe]')")
-    import torch
-
-    return torch
+from helpers import TINY_DECODER as TINY
 
 
 def test_the_built_layers_hold_the_presets_parameters():

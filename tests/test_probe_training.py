@@ -6,25 +6,11 @@ sees no GPU, never faked) checks GPT-2 XL against the datasheet peak.
 
 from __future__ import annotations
 
-import importlib.util
-
 import numpy as np
 import pytest
 
 from accelkit.probes import training_step as T
-from conftest import require
-
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-TINY = {"name": "tiny", "params": 2e6, "n_layers": 2, "d_model": 128, "n_heads": 4, "n_kv_heads": 2,
-        "ffn_dim": 256, "vocab": 1000, "kind": "decoder"}
-
-
-@pytest.fixture(scope="module")
-def torch():
-    require(HAS_TORCH, "torch (pip install 'accelkit[probe]')")
-    import torch
-
-    return torch
+from helpers import TINY_DECODER as TINY
 
 
 def test_gpt2_small_is_built_with_its_published_parameter_count(torch):

@@ -7,7 +7,6 @@ Under ``ACCELKIT_REQUIRE_ALL=1`` (make test) a missing torch fails the torch tes
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import statistics
@@ -19,20 +18,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from conftest import ROOT, require
+from conftest import ROOT
 
 from accelkit import probes
 from accelkit.probes import datasheet
-
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-
-
-@pytest.fixture(scope="module")
-def torch():
-    require(HAS_TORCH, "torch (pip install 'accelkit[probe]')")
-    import torch
-
-    return torch
 
 
 @pytest.fixture(scope="module")
