@@ -150,4 +150,6 @@ def test_monitor_match_selects_a_host_and_an_empty_answer_names_the_query(promet
     err = capsys.readouterr().err
     assert 'DCGM_FI_DEV_GPU_UTIL{Hostname="node2"}' in err and "returned nothing" in err, err
     assert main(["monitor", "--prometheus", prometheus, "--since", "1m", "--match", "Hostname=="]) == 2
-    assert "rejected the query" in capsys.readouterr().err
+    assert "label matchers" in capsys.readouterr().err, "a bad match is refused before any query"
+    assert main(["monitor", "--prometheus", prometheus, "--since", "1m", "--match", 'Hostname=~"("']) == 2
+    assert "rejected the query" in capsys.readouterr().err, "Prometheus' own error (a bad RE2) is passed on"

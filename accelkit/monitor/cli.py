@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -193,7 +194,7 @@ def run(args):
         try:
             if target.exists() and not args.force:  # appeared while sampling
                 return _fail(f"{target} already exists; add --force to replace it")
-            target.write_text(json.dumps(data, indent=2, allow_nan=False, default=_json_default) + "\n",
+            target.write_text(json.dumps(jsonable(data), indent=2, allow_nan=False, default=_json_default) + "\n",
                               encoding="utf-8")
         except (OSError, ValueError) as exc:
             return _fail(f"cannot write {target}: {exc}")
@@ -202,6 +203,29 @@ def run(args):
         print(f"{PROG}: the monitored command exited with status {returncode}", file=sys.stderr)
         return 1
     return 0
+
+
+def jsonable(value):
+    """``value`` with every missing number (NaN, also infinities) as ``None``: JSON ``null``.
+
+    Dicts, lists and tuples are walked; numpy scalars become Python numbers. An exporter
+    without some fields (profiling metrics off, no power reading) leaves NaN in the
+    summary, and JSON has no NaN.
+    """
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    try:
+        import numpy as np
+
+        if isinstance(value, np.generic):
+            value = value.item()
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
 
 
 def _json_default(value):
