@@ -38,6 +38,12 @@ FACTS = {
     "ecc": ("ECC memory", "never"),
     "mig": ("MIG partitioning", "never"),
     "active_cooling": ("actively cooled (fans)", "never"),
+    # market facts, dated, read by a market filter (not raised as purchase risks): a part
+    # made for, or sold inside, the China market; a US licence requirement later eased;
+    # US guidance that using a part anywhere may breach US export controls
+    "china_market": ("made for the China market (a variant within US export rules, or a Chinese vendor's part)", "never"),
+    "export_control_eased": ("US export licences granted again after a restriction (dated; check the current rule)", "never"),
+    "foreign_use_restricted": ("US guidance: using it outside China may breach US export controls", "never"),
 }
 _COLUMNS = ["device", "fact", "severity", "quote", "source_url", "source_title", "date", "notes"]
 
@@ -122,3 +128,33 @@ def purchase_risks(names, deployment="cloud", multi_device=None, training=False,
         words.append("; ".join(found))
         sources.append(" ".join(urls))
     return pd.DataFrame({"purchase_risks": words, "purchase_risk_sources": sources})
+
+
+#: market -> the fact kinds that keep a device from being bought there
+_MARKET_FACTS = {"china": ("export_control",)}
+
+
+def market_restrictions(names, market="global", facts=None):
+    """Whether each device can be bought in ``market``, from the sourced facts.
+
+    ``market="china"``: a device with an ``export_control`` fact (US licence requirement
+    for exports to China, data/device_facts.csv with its quote and source) is
+    restricted. ``"global"`` restricts nothing.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index as ``names``: ``restricted`` (bool), ``restriction`` (words with the
+        source), ``restriction_source``.
+    """
+    facts = _builtin_facts() if facts is None else facts
+    kinds = _MARKET_FACTS.get(market, ())
+    rows = facts[facts["fact"].isin(kinds)]
+    restricted, words, sources = [], [], []
+    for name in names:
+        hit = rows[[_applies(str(name), target) for target in rows["device"]]]
+        restricted.append(not hit.empty)
+        words.append(f"not sold in {market}: {FACTS[hit['fact'].iloc[0]][0]} ({hit['source_url'].iloc[0]})"
+                     if not hit.empty else "")
+        sources.append(" ".join(dict.fromkeys(hit["source_url"])) if not hit.empty else "")
+    return pd.DataFrame({"restricted": restricted, "restriction": words, "restriction_source": sources})

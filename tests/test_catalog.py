@@ -256,3 +256,78 @@ def test_top_level_load_catalog_is_the_catalog_loader():
 def test_find_matches_the_names_torch_reports(catalog, torch_name, expected):
     # what torch.cuda.get_device_name() returns on these boards, so the probes find their datasheet
     assert find(torch_name, catalog)["name"] == expected
+
+
+# ---- the Chinese-market figures and the export-control facts (issue 25, item 2) ----
+
+def test_ascend_910b_has_the_figures_a_projection_needs_except_its_unsourced_bandwidth(catalog):
+    row = catalog.set_index("name").loc["Ascend 910B"]
+    # arthurchiao.art's data sheet table (secondary): 400 W, HCCS 392 GB/s one-to-many (7 x 56 GB/s), 2023
+    assert row["tdp_w"] == 400 and row["interconnect_gbs"] == 392 and row["year"] == 2023
+    assert row["interconnect"] == "HCCS"
+    # bandwidth candidates conflict (400 / 768 / 1,200 / 1,228 GB/s) and none is Huawei's: left empty, said why
+    assert pd.isna(row["memory_bw_gbs"]) and "memory_bw_gbs left empty" in row["notes"]
+
+
+def test_h20_bf16_is_filled_only_from_a_page_that_says_bf16(catalog):
+    row = catalog.set_index("name").loc["H20"]
+    assert row["bf16_tflops"] == 148 and row["fp16_tflops"] == 148
+    assert "BFLOAT16" in row["notes"] and "secondary" in row["notes"]
+
+
+def test_mlu370_fp32_comes_from_the_two_agreeing_sources(catalog):
+    row = catalog.set_index("name").loc["MLU370-X8"]
+    assert row["fp32_tflops"] == 24 and "outlier" in row["notes"]
+
+
+def _facts():
+    from accelkit.device_facts import load_facts
+
+    return load_facts()
+
+
+def _targets(facts, fact):
+    return set(facts.loc[facts["fact"] == fact, "device"])
+
+
+def test_every_fact_names_a_catalogue_device_or_a_family_that_matches_one(catalog):
+    names = set(catalog["name"])
+    for target in set(_facts()["device"]):
+        if target.startswith("family:"):
+            prefix = target.split(":", 1)[1].lower()
+            assert any(n.lower().startswith(prefix) for n in names), f"{target} matches no catalogue device"
+        else:
+            assert target in names, f"device_facts names {target!r}, not a catalogue device"
+
+
+@pytest.mark.parametrize("name", [
+    "A100 40GB PCIe", "A100 40GB SXM", "A100 80GB SXM", "A100 80GB PCIe", "H100 PCIe", "H100 SXM", "H100 NVL",
+    "H200 SXM", "H20", "B200", "GB200", "L40S", "GeForce RTX 4090", "Instinct MI300X", "Instinct MI325X",
+    "Gaudi 2", "Gaudi 3",
+])
+def test_parts_restricted_for_china_carry_a_sourced_export_control_fact(name):
+    from accelkit.device_facts import _applies
+
+    facts = _facts()
+    rows = facts[(facts["fact"] == "export_control") & facts["device"].map(lambda t: _applies(name, t))]
+    assert not rows.empty, f"{name}: no export_control fact"
+    assert rows["source_url"].str.match(r"https?://").all() and (rows["quote"].str.len() > 20).all()
+    assert (rows["severity"] == "risk").all()
+
+
+def test_china_market_parts_and_the_dated_h20_history_are_recorded():
+    facts = _facts()
+    assert {"H20", "Ascend 910B", "Ascend 910", "Atlas 300I Duo", "MLU370-X8"} <= _targets(facts, "china_market")
+    h20 = facts[facts["device"] == "H20"].set_index("fact")
+    # restricted in April 2025, licences promised again in July 2025: both dated, in that order
+    assert h20.loc["export_control", "date"] < h20.loc["export_control_eased", "date"]
+    assert "Ascend 910B" in _targets(facts, "foreign_use_restricted")
+
+
+def test_market_facts_are_listed_not_raised_as_purchase_risks():
+    from accelkit.device_facts import FACTS, purchase_risks
+
+    for fact in ("export_control", "china_market", "export_control_eased", "foreign_use_restricted"):
+        assert FACTS[fact][1] == "never"
+    risks = purchase_risks(["H20", "Ascend 910B"], deployment="on-prem", multi_device=[True, True], training=True)
+    assert not risks["purchase_risks"].str.contains("export|China").any()
