@@ -44,6 +44,17 @@ def cmd_app(args):
     cmd = voila_command(notebook, args.host, args.port, settings)
     env = voila_environment()
     env[PROMETHEUS_ENV] = ",".join(args.prometheus)
+    from .userfiles import ALLOW_PROBES_ENV, DATA_DIR_ENV, SERVED_ENV
+
+    env[SERVED_ENV] = "1"  # the chapters know "this machine" is the server, and visitors name no server path
+    env[ALLOW_PROBES_ENV] = "1" if args.allow_probes else ""
+    env[DATA_DIR_ENV] = ""
+    if args.data_dir:
+        data_dir = Path(args.data_dir).expanduser()
+        if not data_dir.is_dir():
+            print(f"accelkit app: --data-dir {str(args.data_dir)[:80]!r} is not a folder", file=sys.stderr)
+            return 2
+        env[DATA_DIR_ENV] = str(data_dir.resolve())
     print(f"accelkit app: http://{args.host}:{args.port}/  ({settings.pool_size} warm kernel(s); idle kernels "
           f"reclaimed after {settings.cull_idle_s:g} s"
           + (f"; at most {settings.max_kernels} kernels" if settings.max_kernels else "") + "; Ctrl-C to stop)", flush=True)
@@ -268,6 +279,12 @@ def build_parser():
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
                      help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "
                           "is full (default 0: no cap; about 170 MB of memory each)")
+    app.add_argument("--data-dir", default=None, metavar="DIR",
+                     help="a folder whose files (logs, monitor summaries, probe results, topologies) visitors may "
+                          "pick by name; they never name another server path (default: none, uploads only)")
+    app.add_argument("--allow-probes", action="store_true",
+                     help="let visitors start the probes, the ecosystem audit and live GPU sampling, which measure "
+                          "THIS server (bounded to 60 s; default: off, visitors upload `accelkit probe --json` files)")
     app.set_defaults(func=cmd_app)
 
     dev = sub.add_parser("devices", help="list the catalogue, or show one device")

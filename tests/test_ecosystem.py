@@ -468,8 +468,10 @@ def test_panel_binds_frameworks_kernels_and_deployment_to_the_scenario(tmp_path)
     second = panel.export()
     assert [p.name for p in first] == ["ecosystem_checklist.md", "ecosystem_checklist.csv"]
     assert [p.name for p in second] == ["ecosystem_checklist-2.md", "ecosystem_checklist-2.csv"]
-    panel._on_export()
-    assert "ecosystem_checklist-3.md" in panel.export_status.value and "base64" in panel.export_status.value
+    before = sorted(tmp_path.iterdir())
+    panel._on_export()  # the page's button: downloads only, nothing written on the server
+    assert 'download="ecosystem_checklist.md"' in panel.export_status.value and "base64" in panel.export_status.value
+    assert sorted(tmp_path.iterdir()) == before
     with pytest.raises(ValueError, match="Did you mean 'pytorch'"):
         panel.set(frameworks=("pytorh",))
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from .. import units
 from .samples import MonitorError
 
-__all__ = ["load_measured_demand", "scenario_for_measured"]
+__all__ = ["load_measured_demand", "measured_demand_from_text", "scenario_for_measured"]
 
 _FORMAT = "accelkit-monitor-summary"
 
@@ -80,6 +80,31 @@ def load_measured_demand(source, precision="bf16"):
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise MonitorError(f"measured demand: {path} is not readable JSON ({exc})") from None
+    return _demand_from_data(data, str(path))
+
+
+def measured_demand_from_text(name, text, precision="bf16"):
+    """:func:`load_measured_demand` for a file's text already in memory (an upload).
+
+    ``name`` is the file's name as the person gave it (shown in messages, never opened):
+    a ``.json`` name or text starting with ``{`` is read as an ``accelkit monitor --json``
+    summary, anything else as an nvidia-smi CSV log.
+    """
+    from .nvsmi import parse_log_text
+    from .summary import summarize
+
+    shown = repr(str(name)[:40])
+    if str(name).lower().endswith(".json") or text.lstrip().startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise MonitorError(f"measured demand: {shown} is not readable JSON (line {exc.lineno}, "
+                               f"column {exc.colno}: {exc.msg})") from None
+        return _demand_from_data(data, shown)
+    return _from_summary(summarize(parse_log_text(text, shown)), precision)
+
+
+def _demand_from_data(data, path):
     if not isinstance(data, dict) or data.get("format") != _FORMAT:
         raise MonitorError(f"measured demand: {path} is not a summary written by `accelkit monitor --json` "
                            f"(field 'format' should be {_FORMAT!r})")
@@ -93,7 +118,7 @@ def load_measured_demand(source, precision="bf16"):
     eff = demand["effective_devices"]
     if isinstance(eff, bool) or not isinstance(eff, (int, float)) or not math.isfinite(eff) or eff <= 0:
         raise MonitorError(f"measured demand: {path}, field 'demand.effective_devices': expected a number > 0, "
-                           f"got {eff!r}")
+                           f"got {str(eff)[:40]!r}")
     return demand
 
 

@@ -72,7 +72,7 @@ from .numerics import BF16_REL_L2_BOUND, precision_probe
 from .results import (
     COLUMNS, MATMUL_DTYPES, PRECISION_MODES, RESULTS_FORMAT, RESULTS_VERSION, calibrated_utilization, calibration,
     display_table, example_results, format_value, load_example_results, load_results, precision_table,
-    save_results,
+    results_from_text, results_json, save_results,
 )
 from .runner import run_all
 from .timing import measure_seconds
@@ -103,7 +103,9 @@ __all__ = [
     "sample_utilization",
     "run_all",
     "save_results",
+    "results_json",
     "load_results",
+    "results_from_text",
     "calibration",
     "calibrated_utilization",
     "example_results",

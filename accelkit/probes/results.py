@@ -30,7 +30,7 @@ import pandas as pd
 from ..units import GIGA, KILO, MEGA, MILLI, PETA, TERA, s_to_ms, seconds_to_us
 
 __all__ = ["COLUMNS", "MATMUL_DTYPES", "PRECISION_MODES", "RESULTS_FORMAT", "RESULTS_VERSION", "save_results",
-           "load_results", "example_results", "load_example_results", "calibration", "calibrated_utilization",
+           "results_json", "load_results", "results_from_text", "example_results", "load_example_results", "calibration", "calibrated_utilization",
            "precision_table", "format_value", "display_table"]
 
 #: columns of every probe result frame, in order
@@ -94,6 +94,20 @@ def save_results(frame, path, overwrite=False, label=None):
         raise ValueError(f"path must end in .json; got {str(path)!r}")
     if path.exists() and not overwrite:
         raise FileExistsError(f"{path} already exists; pass overwrite=True (accelkit probe --force) to replace it")
+    text = results_json(frame, label=label)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
+        handle.write(text)
+    return path
+
+
+def results_json(frame, label=None):
+    """The text :func:`save_results` writes (for a download: no file is written)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"frame must be the DataFrame returned by run_all; got {type(frame).__name__}")
+    missing = [c for c in COLUMNS if c not in frame.columns]
+    if missing:
+        raise ValueError(f"frame is missing the column(s) {', '.join(missing)}; expected the output of run_all")
     header = dict(frame.attrs.get("header") or {})
     if not header:
         first = frame.iloc[0] if len(frame) else {}
@@ -111,11 +125,7 @@ def save_results(frame, path, overwrite=False, label=None):
         "columns": COLUMNS,
         "results": _records(frame[COLUMNS]),
     }
-    text = json.dumps(payload, indent=1, allow_nan=False)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w" if overwrite else "x", encoding="utf-8") as handle:
-        handle.write(text + "\n")
-    return path
+    return json.dumps(payload, indent=1, allow_nan=False) + "\n"
 
 
 def load_results(path):
@@ -131,9 +141,26 @@ def load_results(path):
         payload = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"path={str(path)!r} is not a JSON file of probe results ({exc})") from None
+    return _results_frame(payload, f"path={str(path)!r}", str(path))
+
+
+def results_from_text(text, name="upload.json"):
+    """:func:`load_results` for a file's text already in memory (an upload); ``name`` is only shown."""
+    shown = repr(str(name)[:40])
+    try:
+        payload = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{shown} is not a JSON file of probe results (line {exc.lineno}, column {exc.colno}: "
+                         f"{exc.msg})") from None
+    return _results_frame(payload, shown, str(name)[:80])
+
+
+def _results_frame(payload, shown, source):
     if not isinstance(payload, dict) or payload.get("format") != RESULTS_FORMAT:
-        raise ValueError(f"path={str(path)!r} is not an accelkit probe results file (expected format "
+        raise ValueError(f"{shown} is not an accelkit probe results file (expected format "
                          f"{RESULTS_FORMAT!r}, written by accelkit probe --json)")
+    if not isinstance(payload.get("results", []), list):
+        raise ValueError(f"{shown}: field 'results' should be a list of rows")
     frame = pd.DataFrame(payload.get("results", []))
     for col in COLUMNS:
         if col not in frame.columns:
@@ -146,7 +173,7 @@ def load_results(path):
     frame.attrs["header"] = payload.get("header", {})
     frame.attrs["inventory"] = payload.get("inventory", [])
     frame.attrs["utilization_samples"] = payload.get("utilization_samples", [])
-    frame.attrs["source"] = str(path)
+    frame.attrs["source"] = source
     return frame
 
 

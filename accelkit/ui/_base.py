@@ -88,6 +88,18 @@ def error_html(message):
     return f'<div class="ak-error"><b>Check this input:</b> {html.escape(str(message))}</div>'
 
 
+def safe_link(url, text=None):
+    """An ``<a href>`` for an http(s) URL (escaped); any other value (``javascript:``, ``data:``, a
+    relative path) is shown as plain, escaped text and never becomes a link."""
+    if url is None or url != url or not str(url).strip():
+        return ""
+    url = str(url).strip()
+    if not url.lower().startswith(("http://", "https://")):
+        return html.escape(url[:80])
+    host = text if text is not None else url.split("/")[2]
+    return f'<a href="{html.escape(url)}" target="_blank" rel="noopener noreferrer">{html.escape(host)}</a>'
+
+
 def summary_html(sentences):
     if isinstance(sentences, str):
         sentences = [sentences]
@@ -247,24 +259,36 @@ class Panel:
         written = self.scenario.save(path)
         return f"scenario saved to {written.name}"
 
-    def save_box(self, default_path="scenario.json"):
-        """A path box and a button that save the scenario (never over a user's own file)."""
-        path = W.Text(value=default_path, description="save scenario to", style={"description_width": "initial"},
-                      layout=W.Layout(width="360px"))
-        button = W.Button(description="Save scenario", icon="save", layout=W.Layout(width="150px"))
-        status = W.HTML()
+    def scenario_text(self, fmt="json"):
+        """The scenario as a file's text (``fmt`` json or yaml), with the marker :meth:`Scenario.save` writes."""
+        from ..scenario import _MARKER
 
-        def save(_):
-            try:
-                written = self.scenario.save(path.value)
-            except (OSError, ValueError) as exc:
-                status.value = error_html(exc)
-            else:
-                status.value = f'<span class="ak-note">saved {html.escape(str(written))}</span>'
+        data = {_MARKER: 1, **self.scenario.to_dict()}
+        if fmt == "yaml":
+            import yaml
 
-        button.on_click(save)
-        self.save_controls = {"path": path, "button": button, "status": status}
-        return W.HBox([path, button, status])
+            return yaml.safe_dump(data, sort_keys=False)
+        return json.dumps(data, indent=2) + "\n"
+
+    def save_box(self):
+        """A format choice and a button that hand the person the scenario as a download.
+
+        Nothing is written on the server: in the served app every visitor keeps their own
+        scenario (their browser's download), and no visitor names a server path.
+        """
+        from .files import DownloadBox
+
+        fmt = W.Dropdown(options=[("JSON", "json"), ("YAML", "yaml")], value="json", description="scenario as",
+                         layout=W.Layout(width="190px"))
+
+        def make():
+            kind = fmt.value
+            name = f"scenario.{kind}"
+            return name, self.scenario_text(kind), "application/json" if kind == "json" else "application/yaml"
+
+        box = DownloadBox("Save scenario", make, icon="save", width="150px")
+        self.save_controls = {"format": fmt, "button": box.button, "status": box.status}
+        return W.HBox([fmt, box.widget], layout=W.Layout(align_items="center"))
 
     def figure(self, name):
         return self.figure_outputs[name]

@@ -14,6 +14,8 @@ import base64
 import html
 import io
 import os
+import shutil
+import tempfile
 import time
 import zipfile
 from pathlib import Path
@@ -274,30 +276,41 @@ class App:
 
     # --- report -------------------------------------------------------------------
     def download_report(self, out_dir=None):
-        """Render every chapter for the current scenario and offer the zip as a download link."""
+        """Render every chapter for the current scenario and offer the zip as a download link.
+
+        The chapters render into a temporary folder of this visit, which is removed once the
+        zip is in memory: nothing stays on the server, and no visitor sees another's report.
+        ``out_dir`` (Python callers only) keeps the rendered folder there instead.
+        Returns the index page's path (gone with its temporary folder unless ``out_dir`` was
+        given; None when the report failed); the zip's bytes are kept as ``report_zip``.
+        """
         from ..report import ReportError, build_report
 
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        out = Path(out_dir) if out_dir else Path("reports") / f"{_slug(self.scenario.name)}-{stamp}"
+        name = f"{_slug(self.scenario.name)}-{stamp}"
+        temp = None if out_dir else tempfile.mkdtemp(prefix="accelkit-report-")
+        out = Path(out_dir) if out_dir else Path(temp) / name
         self.report_status.value = '<div class="ak-note">rendering the chapters… (about a minute)</div>'
         self.report_button.disabled = True
         try:
             index = build_report(self.scenario.copy(), out_dir=out, progress=False)
+            buffer = io.BytesIO()
+            with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
+                for path in sorted(index.parent.rglob("*")):
+                    if path.is_file() and not path.is_symlink() and "executed" not in path.parts:
+                        zf.write(path, Path(index.parent.name) / path.relative_to(index.parent))
         except (ReportError, OSError, ValueError) as exc:
             self.report_status.value = error_html(f"the report failed: {exc}")
             return None
         finally:
             self.report_button.disabled = False
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-            for path in sorted(index.parent.rglob("*")):
-                if path.is_file() and "executed" not in path.parts:
-                    zf.write(path, Path(index.parent.name) / path.relative_to(index.parent))
-        data = base64.b64encode(buffer.getvalue()).decode("ascii")
+            if temp is not None:
+                shutil.rmtree(temp, ignore_errors=True)
+        data = self.report_zip = buffer.getvalue()
         self.report_status.value = (
-            f'<a download="{html.escape(index.parent.name)}.zip" href="data:application/zip;base64,{data}" '
-            f'class="ak-report-link">Save the report ({len(buffer.getvalue()) / units.MEGA:.1f} MB zip)</a> '
-            f'<span class="ak-note">also written to {html.escape(str(index.parent))}</span>'
+            f'<a download="{html.escape(out.name)}.zip" href="data:application/zip;base64,'
+            f'{base64.b64encode(data).decode("ascii")}" '
+            f'class="ak-report-link">Save the report ({len(data) / units.MEGA:.1f} MB zip)</a>'
         )
         return index
 

@@ -10,7 +10,7 @@ import pandas as pd
 from .. import plots
 from ..catalog import PRECISION_COLUMNS, load_catalog
 from . import controls as C
-from ._base import Panel, table_html
+from ._base import Panel, safe_link, table_html
 
 __all__ = ["CataloguePanel", "filter_catalog"]
 
@@ -40,10 +40,7 @@ def filter_catalog(catalog, segments=(), vendors=(), precision="bf16", min_memor
 
 
 def _link(url):
-    if not url:
-        return ""
-    host = url.split("/")[2] if "//" in url else url
-    return f'<a href="{html.escape(url)}" target="_blank" rel="noopener">{html.escape(host)}</a>'
+    return safe_link(url)
 
 
 class CataloguePanel(Panel):
@@ -93,6 +90,10 @@ class CataloguePanel(Panel):
                 summary.append(f"{gap} matching devices publish no dense {precision} figure and are left off the charts.")
         table = data[["name", "vendor", "segment", "memory_gb", "memory_bw_gbs", col, "tdp_w", "cloud_usd_per_hour", "source_url"]].copy()
         table = table.sort_values(col, ascending=False, na_position="last")
+        # the table is built with escape=False (for the links): every text cell is escaped here,
+        # since a user's catalogue may name a device "<img onerror=...>"
+        for column in ("name", "vendor", "segment"):
+            table[column] = table[column].fillna("").astype(str).map(html.escape)
         table["source_url"] = table["source_url"].map(_link)
         table.columns = ["device", "vendor", "segment", "memory [GB]", "bandwidth [GB/s]", f"{precision} [{unit}]",
                          "TDP [W]", "cloud [USD/h]", "source"]

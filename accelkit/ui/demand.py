@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import ipywidgets as W
 
@@ -10,6 +12,7 @@ from ..catalog import load_catalog
 from ..memory import usable_bytes
 from . import controls as C
 from ._base import CSS, Panel, error_html, range_text, table_html
+from .files import FilePicker
 from .measurements import ProbeMeasurements
 
 __all__ = ["DemandPanel"]
@@ -62,19 +65,23 @@ class DemandPanel(Panel):
         C.mfu_bindings(self)
         self.bind_list("devices")
         self.measured_note, self._measured_fields = "", {}
+        given = measured_demand if str(measured_demand).strip().lower() not in ("", "example") else None
+        self.measured_picker = FilePicker(
+            "my cluster", builtin=[("example (8 × A100 at 30 %)", "example")], accept=".json,.csv,.txt,.log",
+            suffixes=(".json", ".csv", ".txt", ".log"), given=given, width="330px")
+        self.measured_picker.choice.tooltip = ("what `accelkit monitor --json` (chapter 11) measured, or an nvidia-smi "
+                                               "log: upload it; 'example' is the shipped 8 × A100 at 30 %")
         self.measured_controls = {
-            "source": W.Text(value=measured_demand, description="my cluster",
-                             placeholder="example, a monitor JSON or an nvidia-smi log",
-                             tooltip="what `accelkit monitor --json` (chapter 11) measured; 'example' is the "
-                                     "shipped 8 × A100 at 30 %", layout=W.Layout(width="360px")),
+            "source": self.measured_picker.choice,
+            "upload": self.measured_picker.upload,
             "button": W.Button(description="Use my cluster's pace", icon="tachometer",
                                tooltip="set the time target (training) or request rate (serving) to the work your "
                                        "GPUs really do", layout=W.Layout(width="200px")),
         }
         self.measured_controls["button"].on_click(lambda _b: self.use_measured())
         self.watch()
-        if measured_demand:
-            self.use_measured()
+        if str(measured_demand).strip():
+            self.use_measured(str(measured_demand).strip())
         else:
             self.refresh()
 
@@ -84,21 +91,27 @@ class DemandPanel(Panel):
         Training: the time target becomes the days the tokens take at that pace; serving:
         the request rate. See :mod:`accelkit.monitor.demand`.
         """
-        from ..monitor.demand import load_measured_demand, scenario_for_measured
+        from ..monitor.demand import load_measured_demand, measured_demand_from_text, scenario_for_measured
         from ..monitor.samples import MonitorError
 
-        source = self.measured_controls["source"].value if source is None else source
-        if not str(source).strip():
-            self.message.value = error_html("my cluster: give 'example', a JSON file written by "
-                                            "`accelkit monitor --json`, or an nvidia-smi log")
-            return None
         try:
             from ..projection import COMPUTE_PRECISIONS
+            from ..userfiles import InputError
 
             p = self.scenario.precision
-            demand = load_measured_demand(source, precision=p if p in COMPUTE_PRECISIONS else "bf16")
+            precision = p if p in COMPUTE_PRECISIONS else "bf16"
+            if source is not None:  # the notebook's own code named it ("example" or a file)
+                demand = load_measured_demand(source, precision=precision)
+            else:
+                picked = self.measured_picker.read()
+                if isinstance(picked, str):
+                    demand = load_measured_demand(picked, precision=precision)
+                elif isinstance(picked[0], Path):
+                    demand = load_measured_demand(picked[0], precision=precision)
+                else:
+                    demand = measured_demand_from_text(*picked[0], precision=precision)
             changed, note = scenario_for_measured(self.scenario, demand, self.catalog)
-        except (MonitorError, ValueError) as exc:
+        except (MonitorError, InputError, ValueError) as exc:
             self.error = str(exc)
             self.message.value = error_html(exc)
             return None
@@ -120,7 +133,7 @@ class DemandPanel(Panel):
                                                c["seed_tokens_per_sample"]]),
         )
         f, t = self.figure_outputs, self.table_outputs
-        measured = W.HBox([self.measured_controls["source"], self.measured_controls["button"]],
+        measured = W.HBox([self.measured_picker.widget, self.measured_controls["button"]],
                           layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
         return W.VBox([W.HTML(CSS), boxes, measured, self.message, self.summary, f["devices"], t["devices"], f["memory"],
                        f["seed"], t["seed"], self.save_box()])

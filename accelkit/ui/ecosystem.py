@@ -18,8 +18,9 @@ from ..ecosystem import (
     WEIGHT_KEYS, Requirements, audit_local, audit_table, checklist, export, free_paths, load_ecosystem,
     stack_scores, to_markdown,
 )
+from .. import userfiles as U
 from . import controls as C
-from ._base import CSS, Panel, error_html, table_html
+from ._base import CSS, Panel, error_html, safe_link, table_html
 
 __all__ = ["EcosystemPanel", "CheckboxGroup"]
 
@@ -79,10 +80,7 @@ def _left(table):
 
 
 def _link(url):
-    if not url:
-        return ""
-    host = url.split("/")[2] if "//" in url else url
-    return f'<a href="{html.escape(url)}" target="_blank" rel="noopener">{html.escape(host)}</a>'
+    return safe_link(url)
 
 
 def _download_link(path, text, mime):
@@ -157,7 +155,11 @@ class EcosystemPanel(Panel):
         self.bind_list("frameworks")
         self.bind("custom_cuda_kernels", "custom_cuda_kernels")
         self.bind("deployment", "deployment")
-        if audit is True:
+        # served to visitors, "this machine" is the server: its audit only if the operator allows it
+        self.served, self.audit_allowed = U.served(), U.probes_allowed()
+        if audit is True and not self.audit_allowed:
+            self.audit = None
+        elif audit is True:
             self.audit = audit_local()
         elif isinstance(audit, dict):
             self.audit = audit
@@ -246,7 +248,7 @@ class EcosystemPanel(Panel):
         wide.insert(0, "score", scores["score"].map("{:.0f}".format))
         wide.insert(0, "stack", scores["label"])
         wide = wide.reset_index(drop=True)
-        wide.columns.name = None
+        wide.columns = [html.escape(str(c)) for c in wide.columns]  # items include a person's own operator names
         legend = " · ".join(f"{_SYMBOL[s]} {s}" for s in ("pass", "risk", "fail"))
         return (f'<div class="ak-note">{legend}; pick a stack below the table for its reasons.</div>'
                 + table_html(wide, max_rows=40, escape=False))
@@ -254,7 +256,7 @@ class EcosystemPanel(Panel):
     def _detail_html(self, frame, stack):
         rows = frame[frame["stack"] == stack]
         shown = pd.DataFrame({
-            "item": rows["item"],
+            "item": rows["item"].astype(str).map(html.escape),
             "status": rows["status"].map(lambda s: f"{_SYMBOL.get(s, '')} {s}"),
             "level": rows["level"].replace("", "—"),
             "reason": rows["reason"].map(html.escape),
@@ -276,7 +278,10 @@ class EcosystemPanel(Panel):
         shown = pd.concat([installed, rest], ignore_index=True)
         if len(missing):
             shown.loc[len(shown)] = ["package", "not installed", ", ".join(missing)]
-        return ("<b>This machine</b> (what is installed here; differs from machine to machine)"
+        where = ("<b>This machine: the server</b> (what is installed on the server running this app, not on your "
+                 "machine)" if self.served else
+                 "<b>This machine</b> (what is installed here; differs from machine to machine)")
+        return (where
                 + _left(table_html(stacks, max_rows=30)) + _left(table_html(shown, max_rows=60)))
 
     # --- export ---------------------------------------------------------------------
@@ -301,15 +306,14 @@ class EcosystemPanel(Panel):
         raise FileExistsError(f"could not find a free file name for {stem} in {folder}")
 
     def _on_export(self, _button=None):
-        try:
-            md, csv = self.export()
-        except (OSError, ValueError) as exc:
-            self.export_status.value = error_html(exc)
+        """The page's export: the checklist as two downloads (nothing is written on the server)."""
+        if self.result is None:
+            self.export_status.value = error_html("nothing to export: the checklist has an input error; fix it first")
             return
         frame = self.result["checklist"]
+        md, csv = Path("ecosystem_checklist.md"), Path("ecosystem_checklist.csv")
         self.export_status.value = (
-            f'<span class="ak-note">wrote {html.escape(md.name)} and {html.escape(csv.name)} in '
-            f"{html.escape(str(md.parent))}: "
+            '<span class="ak-note">'
             + _download_link(md, to_markdown(frame, requirements=self.result["requirements"]), "text/markdown")
             + " · " + _download_link(csv, frame.to_csv(index=False), "text/csv") + "</span>"
         )
@@ -330,6 +334,11 @@ class EcosystemPanel(Panel):
                  W.HBox([self.export_button, self.export_status])]
         if "audit" in t:
             parts.append(t["audit"])
+        elif self.served and not self.audit_allowed:
+            parts.append(W.HTML('<div class="ak-note"><b>This machine is the server here</b>: its software audit is '
+                                "off in this app (its operator can allow it with <code>accelkit app "
+                                "--allow-probes</code>). Open chapter 04 in JupyterLab on your own machine to audit "
+                                "it.</div>"))
         parts.append(self.save_box())
         return W.VBox(parts)
 

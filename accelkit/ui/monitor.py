@@ -9,6 +9,7 @@ only recomputes the summary and the right-size table.
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
 import ipywidgets as W
 import pandas as pd
@@ -18,11 +19,29 @@ from .. import plots, units
 from ..monitor.rightsize import right_size, sentence
 from ..monitor.summary import summarize
 from . import controls as C
+from .. import userfiles as U
 from ._base import CSS, Panel, error_html, table_html
+from .files import FilePicker
 
 __all__ = ["MonitorPanel", "SOURCES"]
 
 SOURCES = ("example log", "nvidia-smi log", "Prometheus", "sample this machine")
+
+
+def _logs_from_texts(files):
+    """One sample table from ``[(name, text), ...]`` nvidia-smi logs (one per host, named by file stem)."""
+    from ..monitor.nvsmi import parse_log_text
+    from ..monitor.samples import tidy
+
+    frames = []
+    for name, text in files:
+        frame = parse_log_text(text, U.quote(name))
+        if len(files) > 1:
+            frame.loc[frame["host"] == "", "host"] = name.rsplit(".", 1)[0]
+        frames.append(frame)
+    out = tidy(pd.concat(frames, ignore_index=True))
+    out.attrs["path"] = ", ".join(name for name, _ in files)
+    return out
 
 
 def _pct(v):
@@ -43,21 +62,43 @@ class MonitorPanel(Panel):
         if self.prometheus_allowed and not prometheus_url:
             prometheus_url = self.prometheus_allowed[0]
         if source not in SOURCES:
-            raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {source!r}")
+            raise ValueError(f"source must be one of {', '.join(SOURCES)}; got {str(source)[:40]!r}")
+        # served to visitors, "this machine" is the server: live sampling only if its operator allows it
+        self.probes_allowed = U.probes_allowed()
+        self.max_seconds = U.max_probe_seconds()
+        sources = [(s, s) for s in SOURCES if s != "sample this machine" or self.probes_allowed]
+        if self.probes_allowed and U.served():
+            sources[-1] = ("sample the server (measures the server, not your machine)", "sample this machine")
+        if source not in [v for _, v in sources]:
+            raise ValueError(f"source {source!r} is off in this app: it would measure the server; its operator can "
+                             "allow it with `accelkit app --allow-probes`")
+        logs = [p.strip() for p in log_path.split(",") if p.strip()] if isinstance(log_path, str) else list(log_path)
+        self.log_picker = FilePicker("log file", accept=".csv,.txt,.log", suffixes=(".csv", ".txt", ".log"),
+                                     given=logs, multiple=True, width="300px")
+        topo_builtin = [("example", "example"), ("none", "")]
+        if self.probes_allowed:
+            topo_builtin.append(("live: nvidia-smi topo -m" + (" on the server" if U.served() else ""), "live"))
+        topo = str(topology_path).strip()
+        if topo == "live" and not self.probes_allowed:
+            raise ValueError("topology 'live' is off in this app: it would run nvidia-smi on the server")
+        given_topo = topo if topo not in ("example", "live", "") else None
+        self.topology_picker = FilePicker("topology", builtin=topo_builtin, accept=".txt", suffixes=(".txt",),
+                                          given=given_topo, value=None if given_topo else topo, width="300px")
         self.source_controls = {
-            "source": C.choice("source", list(SOURCES), source, width="260px",
+            "source": C.choice("source", sources, source, width="260px",
                                tooltip="where the samples come from"),
-            "log_path": W.Text(value=log_path, description="log file", placeholder="gpu.csv",
-                               layout=W.Layout(width="300px")),
+            "log_path": self.log_picker.choice,
+            "log_upload": self.log_picker.upload,
             "prometheus_url": W.Text(value=prometheus_url, description="Prometheus",
                                      placeholder="http://prometheus:9090", layout=W.Layout(width="320px")),
             "since": W.Text(value=since, description="window", layout=W.Layout(width="160px")),
             "match": W.Text(value=match, description="match", placeholder='Hostname="node1"',
                             layout=W.Layout(width="260px")),
             "seconds": C.number("sample for", seconds, "s", width="200px"),
-            "topology_path": W.Text(value=topology_path, description="topology",
-                                    placeholder="example, live, or topo.txt", layout=W.Layout(width="300px")),
+            "topology_path": self.topology_picker.choice,
+            "topology_upload": self.topology_picker.upload,
         }
+        self.source_controls["seconds"].disabled = not self.probes_allowed
         self.controls = {
             "device": W.Text(value=device, description="device", placeholder="(detected)",
                              layout=W.Layout(width="260px")),
@@ -86,21 +127,35 @@ class MonitorPanel(Panel):
             if v["source"] == "example log":
                 samples = M.example_log()
             elif v["source"] == "nvidia-smi log":
-                if not v["log_path"].strip():
-                    raise M.MonitorError("give the path of an nvidia-smi CSV log")
-                samples = M.read_logs([p.strip() for p in v["log_path"].split(",") if p.strip()])
+                picked = self.log_picker.read()
+                samples = M.read_logs(picked) if isinstance(picked[0], Path) else _logs_from_texts(picked)
             elif v["source"] == "Prometheus":
                 self._check_prometheus(v["prometheus_url"].strip())
                 samples = M.query_prometheus(v["prometheus_url"].strip(), since=v["since"].strip() or "1h",
                                              match=v["match"].strip() or None)
             else:
-                samples, _ = M.sample(seconds=float(v["seconds"]))
-            path = v["topology_path"].strip()
+                if not self.probes_allowed:
+                    raise M.MonitorError("sampling is off in this app: it would measure the server; run "
+                                         "`accelkit monitor --json` on your machine and upload the log")
+                seconds = float(v["seconds"])
+                if not 0 < seconds <= self.max_seconds:
+                    raise M.MonitorError(f"sample for: expected a number of seconds in (0, {self.max_seconds:g}]; "
+                                         f"got {seconds:g}")
+                samples, _ = M.sample(seconds=seconds)
             topology = None
-            if path == "example":
+            picked = self.topology_picker.read()
+            if picked == "example":
                 topology = M.example_topology()
-            elif path:
-                topology = M.read_topology(path)
+            elif picked == "live":
+                if not self.probes_allowed:
+                    raise M.MonitorError("topology 'live' is off in this app: it would run nvidia-smi on the server")
+                topology = M.read_topology("live")
+            elif picked and isinstance(picked[0], Path):
+                topology = M.read_topology(picked[0])
+            elif picked:
+                from ..monitor.topology import parse_topology_text
+
+                topology = parse_topology_text(picked[0][1], U.quote(picked[0][0]))
         except (M.MonitorError, ValueError, OSError) as exc:
             self.error = str(exc)
             self.message.value = error_html(exc)
@@ -191,7 +246,7 @@ class MonitorPanel(Panel):
         sc = self.source_controls
         row = dict(layout=W.Layout(flex_flow="row wrap", gap="4px 16px", align_items="center"))
         parts = [W.HTML(CSS),
-                 W.HBox([sc["source"], sc["log_path"], sc["topology_path"], self.load_button], **row),
+                 W.HBox([sc["source"], self.log_picker.widget, self.topology_picker.widget, self.load_button], **row),
                  W.HBox([sc["prometheus_url"], sc["since"], sc["match"], sc["seconds"]], **row),
                  W.HBox(list(self.controls.values()), **row),
                  self.message, self.summary, f["timeline"], f["histogram"],

@@ -17,7 +17,9 @@ import pandas as pd
 
 from .. import plots, probes, units
 from . import controls as C
+from .. import userfiles as U
 from ._base import CSS, Panel, error_html, table_html
+from .files import DownloadBox, FilePicker
 
 __all__ = ["ProbePanel"]
 
@@ -26,6 +28,13 @@ _INSTALL_HTML = (
     + html.escape(probes.INSTALL_HINT)
     + ". Saved results can still be shown below.</div>"
 )
+
+
+_OFF_TEXT = ("probing is off in this app: here 'this machine' is the server, not yours. Run `accelkit probe --json "
+             "my_probe_results.json` on your own machine and upload the file below")
+_OFF_HTML = ('<div class="ak-note"><b>This machine is the server here.</b> The probes are off in this app (its '
+             "operator can allow them with <code>accelkit app --allow-probes</code>). To measure your own machine, "
+             "run <code>accelkit probe --json my_probe_results.json</code> there and upload the file below.</div>")
 
 
 def _fmt_ratio(r):
@@ -53,23 +62,34 @@ class ProbePanel(Panel):
             "quick": C.toggle("quick (small sizes, seconds)", bool(quick),
                               tooltip="quick: under 30 s on a 2-core CPU; off: larger shapes and buffers"),
         }
-        self.controls["device"].disabled = not self.torch_ok
-        self.run_button = W.Button(description="Run probes", icon="play", button_style="primary",
-                                   disabled=not self.torch_ok, layout=W.Layout(width="150px"))
+        # served to visitors, "this machine" is the server: probes only if its operator allows them
+        self.allowed = U.probes_allowed()
+        self.served = U.served()
+        self.controls["device"].disabled = not (self.torch_ok and self.allowed)
+        if self.served:  # bounded in time: the quick mode only (under 30 s on a 2-core CPU)
+            self.controls["quick"].value = True
+            self.controls["quick"].disabled = True
+        label = "Run probes" + (" (measures the server)" if self.served else "")
+        self.run_button = W.Button(description=label, icon="play", button_style="primary",
+                                   disabled=not (self.torch_ok and self.allowed),
+                                   layout=W.Layout(width="290px" if self.served else "150px"))
         self.run_button.on_click(lambda _b: self.run())
         self.progress = W.IntProgress(value=0, min=0, max=1, layout=W.Layout(width="260px"))
         self.progress_label = W.HTML('<span class="ak-note">not running</span>')
-        self.install = W.HTML("" if self.torch_ok else _INSTALL_HTML)
-        self.save_path = W.Text(value="my_probe_results.json", description="save results to",
-                                style={"description_width": "initial"}, layout=W.Layout(width="340px"))
-        self.save_button = W.Button(description="Save results", icon="save", layout=W.Layout(width="140px"))
-        self.save_status = W.HTML()
-        self.save_button.on_click(lambda _b: self.save(self.save_path.value))
+        self.install = W.HTML(_OFF_HTML if not self.allowed else "" if self.torch_ok else _INSTALL_HTML)
+        self.results_picker = FilePicker("results", builtin=[("shipped example", "example")], accept=".json",
+                                         suffixes=(".json",), given=results_path or None, width="330px")
+        self.results_picker.choice.observe(lambda _c: self.load_picked(), names="value")
+        self.results_picker.upload.observe(lambda _c: self.load_picked(), names="value")
+        self.download = DownloadBox("Save results", self._results_file, icon="save", width="140px")
+        self.save_button, self.save_status = self.download.button, self.download.status
         self.results = None
-        if run_now:
+        if run_now and self.allowed:
             self.run()
         else:
             self.load(results_path or None)
+            if run_now:
+                start_message = start_message or _OFF_TEXT
         if start_message:
             self.message.value = error_html(start_message)
 
@@ -87,6 +107,28 @@ class ProbePanel(Panel):
         self.refresh()
         return self.results
 
+    def load_picked(self):
+        """Show the results the picker names: the example, an upload, or a data-folder file."""
+        try:
+            picked = self.results_picker.read()
+            if isinstance(picked, str):
+                return self.load(None)
+            if isinstance(picked[0], Path):
+                return self.load(picked[0])
+            frame = probes.results_from_text(picked[0][1], picked[0][0])
+        except (OSError, ValueError) as exc:
+            self.error = str(exc)
+            self.message.value = error_html(exc)
+            return None
+        self.results = frame
+        self.refresh()
+        return frame
+
+    def _results_file(self):
+        if self.results is None:
+            raise ValueError("nothing to save yet: run the probes or load results first")
+        return "my_probe_results.json", probes.results_json(self.results), "application/json"
+
     def _on_progress(self, done, total, label):
         self.progress.max = total
         self.progress.value = done
@@ -94,8 +136,14 @@ class ProbePanel(Panel):
 
     def run(self, device=None, quick=None):
         """Measure this machine now (blocking; the progress bar follows each step)."""
+        if not self.allowed:
+            self.error = _OFF_TEXT
+            self.message.value = error_html(_OFF_TEXT)
+            return None
         device = self.controls["device"].value if device is None else device
         quick = self.controls["quick"].value if quick is None else quick
+        if self.served:
+            quick = True
         self.run_button.disabled = True
         self.progress.value = 0
         self.progress_label.value = '<span class="ak-note">starting: inventory and warm-up…</span>'
@@ -108,7 +156,7 @@ class ProbePanel(Panel):
             self.progress_label.value = '<span class="ak-note">not run</span>'
             return None
         finally:
-            self.run_button.disabled = not self.torch_ok
+            self.run_button.disabled = not (self.torch_ok and self.allowed)
         elapsed = frame.attrs.get("header", {}).get("elapsed_s")
         self.progress_label.value = f'<span class="ak-note">done in {elapsed:.1f} s</span>' if elapsed else ""
         self.results = frame
@@ -116,7 +164,8 @@ class ProbePanel(Panel):
         return frame
 
     def save(self, path):
-        """Save the shown results to JSON (an existing file is never replaced)."""
+        """Save the shown results to JSON (an existing file is never replaced). For the notebook's
+        own code; the page's "Save results" hands the person a download instead."""
         if self.results is None:
             self.save_status.value = error_html("nothing to save yet: run the probes first")
             return None
@@ -232,14 +281,14 @@ class ProbePanel(Panel):
         controls = W.HBox([self.controls["device"], self.controls["quick"], self.run_button, self.progress,
                            self.progress_label], layout=W.Layout(flex_flow="row wrap", gap="4px 16px",
                                                                  align_items="center"))
-        parts = [W.HTML(CSS), self.install, controls, self.message, self.summary, f["vs_datasheet"], f["shapes"]]
+        parts = [W.HTML(CSS), self.install, controls, self.results_picker.widget, self.message, self.summary, f["vs_datasheet"], f["shapes"]]
         if "utilization" in f:
             parts.append(f["utilization"])
         parts += [W.HTML("<h4>Use my measurements: measured / datasheet</h4>"), t["calibration"],
                   W.HTML("<h4>Precision: speed and error against fp32</h4>"), f["precision"], t["precision"],
                   W.HTML("<h4>The machine</h4>"), t["inventory"],
                   W.HTML("<h4>Every result</h4>"), t["results"],
-                  W.HBox([self.save_path, self.save_button, self.save_status])]
+                  self.download.widget]
         return W.VBox(parts)
 
     def key_figures(self):
