@@ -83,7 +83,7 @@ def cmd_devices(args):
 
 
 def cmd_report(args):
-    from .report import ReportError, build_report
+    from .report import ReportError, ReportInterrupted, build_report
 
     try:
         index = build_report(
@@ -93,6 +93,10 @@ def cmd_report(args):
     except ReportError as exc:
         print(f"accelkit report: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, ReportInterrupted) else 2
+        print(f"accelkit report: {exc or 'interrupted'}; nothing written", file=sys.stderr)
+        return 128 + signum
     print(f"report written: {index}")
     return 0
 

@@ -11,16 +11,20 @@ app's "download report" button call this function.
 from __future__ import annotations
 
 import datetime as _dt
+import glob
 import html
 import json
 import os
 import re
 import shutil
+import signal
+import sys
+import threading
 from pathlib import Path
 
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["CHAPTERS", "ReportError", "build_report", "chapter_ids"]
+__all__ = ["CHAPTERS", "ReportError", "ReportInterrupted", "build_report", "chapter_ids"]
 
 #: (id, notebook stem, title)
 CHAPTERS = [
@@ -85,18 +89,186 @@ def _load_scenario(scenario):
         raise ReportError(f"bad scenario {scenario}: {exc}", exit_code=2) from exc
 
 
-def _prepare_folder(out, force):
-    if out.exists():
+def _check_target(out, force):
+    if out.exists() or out.is_symlink():
         if not force:
             raise ReportError(f"{out} exists; choose another --out or pass --force to replace it", exit_code=2)
-        if not (out / _MARKER).exists():
+        if out.is_symlink() or not out.is_dir() or not (out / _MARKER).is_file():
             raise ReportError(f"{out} exists and is not an accelkit report; refusing to replace it even with --force",
                               exit_code=2)
+
+
+def _prepare_folder(out, force):
+    """The work folder ``<out>.partial-PID`` (called under the lock: any other partial of ``out`` is stale)."""
+    _check_target(out, force)
+    for stale in out.parent.glob(glob.escape(out.name) + ".partial-*"):
+        shutil.rmtree(stale, ignore_errors=True)
     work = out.with_name(out.name + f".partial-{os.getpid()}")
-    if work.exists():
-        shutil.rmtree(work)
     work.mkdir(parents=True)
     return work
+
+
+class _Lock:
+    """An exclusive ``fcntl.flock`` on ``<out>.lock``, next to the output folder, for one report run.
+
+    A second run into the same folder fails at once (:class:`ReportError`, exit 2)
+    instead of waiting or silently losing one of the two reports. The lock file is
+    removed on release; a run that finds the file it locked already replaced (a
+    release in between) tries again.
+    """
+
+    def __init__(self, out):
+        self.path = out.with_name(out.name + ".lock")
+        self.fd = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover (Windows: no lock, as before)
+            return self
+        for _ in range(5):
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                raise ReportError(f"another accelkit report is writing {self.path.with_suffix('')} (it holds "
+                                  f"{self.path}); wait for it to finish or choose another --out", exit_code=2) from None
+            except OSError:
+                os.close(fd)
+                raise
+            try:
+                same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self.fd = fd
+                return self
+            os.close(fd)  # released and removed by its holder between our open and our lock
+        raise ReportError(f"cannot lock {self.path}: it keeps being replaced", exit_code=2)
+
+    def __exit__(self, *exc):
+        if self.fd is not None:
+            try:
+                os.unlink(self.path)  # still holding the lock: nobody else can be using this file
+            except OSError:
+                pass
+            os.close(self.fd)
+            self.fd = None
+        return False
+
+
+class ReportInterrupted(KeyboardInterrupt):
+    """The run was stopped by a signal (SIGINT, SIGTERM, SIGHUP); ``signum`` says which."""
+
+    def __init__(self, signum=signal.SIGINT):
+        self.signum = int(signum)
+        super().__init__(f"stopped by {signal.Signals(signum).name}")
+
+
+_STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class _Signals:
+    """While a report runs: SIGTERM and SIGHUP stop it like Ctrl-C (:class:`ReportInterrupted`);
+    while it cleans up, every further signal is noted and ignored, so a second Ctrl-C cannot
+    leave a partial folder behind. Only in the main thread (elsewhere signals are not ours)."""
+
+    def __init__(self):
+        self.active = threading.current_thread() is threading.main_thread()
+        self.saved = {}
+
+    def _raise(self, signum, frame):
+        raise ReportInterrupted(signum)
+
+    def _note(self, signum, frame):
+        print(f"accelkit report: {signal.Signals(signum).name} received; removing the partial report first",
+              file=sys.stderr, flush=True)
+
+    def __enter__(self):
+        if self.active:
+            for sig in _STOP_SIGNALS:
+                self.saved[sig] = signal.signal(sig, self._raise)
+        return self
+
+    def cleaning(self):
+        """From here on no signal interrupts (the cleanup must finish)."""
+        if self.active:
+            for sig in _STOP_SIGNALS:
+                signal.signal(sig, self._note)
+
+    def __exit__(self, *exc):
+        if self.active:
+            for sig, handler in self.saved.items():
+                signal.signal(sig, handler)
+        return False
+
+
+def _stop_kernels(before):
+    """Stop the kernels this report started (child processes that were not there before it)."""
+    try:
+        import psutil
+    except ImportError:  # pragma: no cover
+        return
+    try:
+        mine = [c for c in psutil.Process().children(recursive=True) if c.pid not in before]
+    except psutil.Error:
+        return
+    for child in mine:
+        try:
+            child.terminate()
+        except psutil.Error:
+            pass
+    _, alive = psutil.wait_procs(mine, timeout=3)
+    for child in alive:
+        try:
+            child.kill()
+        except psutil.Error:
+            pass
+
+
+def _children():
+    try:
+        import psutil
+
+        return {c.pid for c in psutil.Process().children(recursive=True)}
+    except Exception:  # pragma: no cover
+        return set()
+
+
+def _swap_in(work, out):
+    """Put ``work`` at ``out``. An existing ``out`` is exchanged atomically where the system
+    can (Linux ``renameat2(RENAME_EXCHANGE)``), else moved aside first; the old one is removed."""
+    if not (out.exists() or out.is_symlink()):
+        work.rename(out)
+        return
+    if _exchange(work, out):
+        shutil.rmtree(work, ignore_errors=True)  # now holds the old report
+        return
+    old = out.with_name(out.name + f".old-{os.getpid()}")
+    out.rename(old)
+    try:
+        work.rename(out)
+    except OSError:
+        old.rename(out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a, b):
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(str(a)), at_fdcwd, os.fsencode(str(b)), rename_exchange) == 0
 
 
 def _html_of(notebook_path, title):
@@ -196,9 +368,6 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         ``exit_code`` 2 for a bad scenario, chapter name or output folder; 1 when a
         chapter fails (the message names the chapter and the error).
     """
-    import papermill as pm
-    from tqdm.auto import tqdm
-
     chosen = _select(chapters)
     scen = _load_scenario(scenario)
     measured_note, monitor_parameters = "", {}
@@ -215,44 +384,70 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
                                   "topology_path": ""}
     out = Path(out_dir) if out_dir else Path("reports") / _slug(scen.name)
     out = out.resolve()
-    work = _prepare_folder(out, force)
-    scenario_file = work / "scenario.json"
-    scen.save(scenario_file)
-    import plotly
-
-    shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", work / "plotly.min.js")
-    (work / "executed").mkdir()
-    source = Path(notebooks_dir) if notebooks_dir else _notebooks_dir()
-    old_env = os.environ.get("ACCELKIT_PLOTLYJS")
-    os.environ["ACCELKIT_PLOTLYJS"] = "directory"
-    done = []
-
-    def run_one(chapter):
-        cid, stem, title = chapter
-        executed = work / "executed" / f"{stem}.ipynb"
-        notebook = source / f"{stem}.ipynb"
-        accepted = pm.inspect_notebook(str(notebook)) if notebook.exists() else {}
-        given = {"scenario_path": str(scenario_file), "static": True, **(monitor_parameters if cid == "11" else {})}
-        parameters = {k: v for k, v in given.items() if k in accepted}
-        try:
-            pm.execute_notebook(
-                str(notebook), str(executed),
-                parameters=parameters,
-                kernel_name="python3", progress_bar=False, execution_timeout=timeout,
-                report_mode=True,
-            )
-        except pm.PapermillExecutionError as exc:
-            raise ReportError(f"chapter {cid} ({stem}) failed: {exc.ename}: {exc.evalue}") from exc
-        except FileNotFoundError as exc:
-            raise ReportError(f"chapter {cid} ({stem}) is missing: {exc}") from exc
-        (work / f"{stem}.html").write_text(_html_of(executed, f"{cid} · {title}"), encoding="utf-8")
-        return chapter
-
-    from concurrent.futures import ThreadPoolExecutor, as_completed
-
-    # each chapter runs in its own kernel process: a few at a time use the cores
-    pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(chosen))))
     try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        lock = _Lock(out).__enter__()
+    except OSError as exc:
+        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
+    try:
+        with _Signals() as signals:
+            return _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note,
+                          monitor_parameters, signals)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note, monitor_parameters,
+           signals):
+    """The run itself, under the lock: everything is written to ``<out>.partial-PID``, which is
+    removed on any failure or signal, and moved into place only when complete."""
+    import papermill as pm
+    from tqdm.auto import tqdm
+
+    try:
+        work = _prepare_folder(out, force)
+    except OSError as exc:
+        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
+    before = _children()
+    old_env = os.environ.get("ACCELKIT_PLOTLYJS")
+    pool = futures = None
+    try:
+        scenario_file = work / "scenario.json"
+        scen.save(scenario_file)
+        import plotly
+
+        shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", work / "plotly.min.js")
+        (work / "executed").mkdir()
+        source = Path(notebooks_dir) if notebooks_dir else _notebooks_dir()
+        os.environ["ACCELKIT_PLOTLYJS"] = "directory"
+        done = []
+
+        def run_one(chapter):
+            cid, stem, title = chapter
+            executed = work / "executed" / f"{stem}.ipynb"
+            notebook = source / f"{stem}.ipynb"
+            accepted = pm.inspect_notebook(str(notebook)) if notebook.exists() else {}
+            given = {"scenario_path": str(scenario_file), "static": True,
+                     **(monitor_parameters if cid == "11" else {})}
+            parameters = {k: v for k, v in given.items() if k in accepted}
+            try:
+                pm.execute_notebook(
+                    str(notebook), str(executed),
+                    parameters=parameters,
+                    kernel_name="python3", progress_bar=False, execution_timeout=timeout,
+                    report_mode=True,
+                )
+            except pm.PapermillExecutionError as exc:
+                raise ReportError(f"chapter {cid} ({stem}) failed: {exc.ename}: {exc.evalue}") from exc
+            except FileNotFoundError as exc:
+                raise ReportError(f"chapter {cid} ({stem}) is missing: {exc}") from exc
+            (work / f"{stem}.html").write_text(_html_of(executed, f"{cid} · {title}"), encoding="utf-8")
+            return chapter
+
+        from concurrent.futures import ThreadPoolExecutor, as_completed
+
+        # each chapter runs in its own kernel process: a few at a time use the cores
+        pool = ThreadPoolExecutor(max_workers=max(1, min(workers, len(chosen))))
         futures = [pool.submit(run_one, c) for c in chosen]
         bar = tqdm(total=len(chosen), desc="accelkit report", unit="chapter", disable=not progress)
         for future in as_completed(futures):
@@ -263,23 +458,32 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         bar.close()
         done.sort()
         pool.shutdown(wait=True)
-    except BaseException:
-        # let the chapters still running finish before their folder goes
-        pool.shutdown(wait=True, cancel_futures=True)
+        when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+        recommendation = " ".join(x for x in (measured_note, _recommendation(scen)) if x)
+        (work / "index.html").write_text(_index(scen, done, when, recommendation), encoding="utf-8")
+        (work / _MARKER).write_text(f"accelkit report {when}\n", encoding="utf-8")
+        signals.cleaning()  # the move into place is not interrupted half-way
+        _check_target(out, force)  # something else may have put a folder there meanwhile
+        _swap_in(work, out)
+    except BaseException as exc:
+        signals.cleaning()
+        if pool is not None:
+            from concurrent.futures import wait
+
+            pool.shutdown(wait=False, cancel_futures=True)
+            # the chapters still running would be thrown away: end their kernels now, then let
+            # their threads finish before the folder goes
+            _stop_kernels(before)
+            wait(futures or [], timeout=60)
         shutil.rmtree(work, ignore_errors=True)
+        if isinstance(exc, OSError):
+            raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
         raise
     finally:
         if old_env is None:
             os.environ.pop("ACCELKIT_PLOTLYJS", None)
         else:
             os.environ["ACCELKIT_PLOTLYJS"] = old_env
-    when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
-    recommendation = " ".join(x for x in (measured_note, _recommendation(scen)) if x)
-    (work / "index.html").write_text(_index(scen, done, when, recommendation), encoding="utf-8")
-    (work / _MARKER).write_text(f"accelkit report {when}\n", encoding="utf-8")
-    if out.exists():
-        shutil.rmtree(out)
-    work.rename(out)
     return out / "index.html"
 
 
