@@ -27,6 +27,10 @@ __all__ = ["Column", "Schema", "TableError", "read_rows", "read_table", "check_r
 
 #: problems shown in one message (all of them stay in ``error.problems``)
 SHOWN_PROBLEMS = 25
+#: the largest table file read (the shipped ones are well under 1 MiB)
+MAX_TABLE_BYTES = 64 * 2**20
+#: the longest problem line (values in it are cut to a short prefix)
+MAX_PROBLEM_CHARS = 400
 
 
 class TableError(ValueError):
@@ -124,32 +128,91 @@ def line_of(index):
 
 def problem(origin, index, column, message, label=None):
     """One problem in the one form: ``origin, line N (label), column C: message``."""
+    if label is not None and len(str(label)) > 40:
+        label = str(label)[:40] + "…"
     where = f"{origin}, line {line_of(index)}" + (f" ({label})" if label is not None else "")
-    return f"{where}, column {column}: {message}" if column else f"{where}: {message}"
+    line = f"{where}, column {column}: {message}" if column else f"{where}: {message}"
+    # a problem quotes at most a short prefix of a bad value, whatever the caller passed
+    return line if len(line) <= MAX_PROBLEM_CHARS else line[:MAX_PROBLEM_CHARS] + " …"
 
 
 def raise_problems(origin, problems, error=TableError):
     """Raise ``error`` listing every problem (the first :data:`SHOWN_PROBLEMS` in the message)."""
     if not problems:
         return
+    if len(problems) == 1:  # one line: the problem names the file, line and column itself
+        raise error(problems[0], problems)
     shown = "\n  - ".join(problems[:SHOWN_PROBLEMS])
     more = f"\n  … and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
     raise error(f"{origin}: {len(problems)} problem(s):\n  - {shown}{more}", problems)
 
 
 def read_rows(path, origin, error=TableError, suffixes=(".csv", ".txt"), what="rows"):
-    """A CSV file as a frame of stripped strings (nothing typed yet)."""
+    """A CSV file as a frame of stripped strings (nothing typed yet).
+
+    The file must be a regular file of at most :data:`MAX_TABLE_BYTES`, UTF-8 text,
+    with a header line; a row with more cells than the header is an error (a stray
+    comma would shift every later column), a shorter row is padded with empty cells.
+    """
     path = Path(path)
     if not path.exists():
         raise error(f"{origin}: file not found: {path}")
     if path.suffix.lower() not in suffixes:
         raise error(f"{origin}: expected a .csv file of {what}, got {path.name}")
+    return rows_from_text(_read_text(path, origin, error), origin, error)
+
+
+def _read_text(path, origin, error):
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, skipinitialspace=True)
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise error(f"{origin}: {path} is not a readable CSV file ({exc})") from exc
-    frame.columns = [str(c).strip() for c in frame.columns]
-    return frame.apply(lambda col: col.str.strip())
+        if not path.is_file():
+            raise error(f"{origin}: {path} is not a regular file")
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_TABLE_BYTES + 1)
+    except OSError as exc:
+        raise error(f"{origin}: cannot read {path} ({exc.strerror or exc})") from None
+    if len(data) > MAX_TABLE_BYTES:
+        raise error(f"{origin}: {path} is larger than {MAX_TABLE_BYTES // 2**20} MiB; is it the right file?")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise error(f"{origin}: {path} is not a readable CSV file: not UTF-8 text (byte {exc.start}); "
+                    "save it as UTF-8 CSV") from None
+
+
+def rows_from_text(text, origin, error=TableError):
+    """CSV text (a header line, then rows) -> frame of stripped strings; see :func:`read_rows`."""
+    import csv
+    import io
+
+    try:
+        rows = [r for r in csv.reader(io.StringIO(text, newline=""), skipinitialspace=True, strict=True)
+                if r and not (len(r) == 1 and not r[0].strip())]  # blank lines are skipped
+    except csv.Error as exc:
+        raise error(f"{origin}: not a readable CSV file ({_short(str(exc), 80)})") from None
+    if not rows:
+        raise error(f"{origin}: the file is empty; expected a header line naming the columns, then one row per line")
+    header = [c.strip() for c in rows[0]]
+    dupes = sorted({c for c in header if header.count(c) > 1})
+    if dupes:
+        raise error(f"{origin}: column {_short(dupes[0])} appears twice in the header")
+    problems = []
+    for i, row in enumerate(rows[1:]):
+        if len(row) > len(header):
+            problems.append(problem(origin, i, None, f"{len(row)} cells, but the header has {len(header)} columns "
+                                    f"(a stray comma, or a value with a comma that needs quotes?)"))
+        elif len(row) < len(header):
+            row.extend([""] * (len(header) - len(row)))
+    raise_problems(origin, problems, error)
+    frame = pd.DataFrame([[c.strip() for c in r] for r in rows[1:]], columns=header, dtype=str)
+    if frame.empty:
+        frame = pd.DataFrame({c: pd.Series([], dtype=str) for c in header})
+    return frame
+
+
+def _short(text, n=40):
+    """A value quoted in an error message: at most ``n`` characters of it."""
+    text = str(text)
+    return repr(text[:n]) + (f" … ({len(text)} characters)" if len(text) > n else "")
 
 
 def _labels(frame, schema):
@@ -191,7 +254,7 @@ def check_rows(raw, schema, origin, error=TableError):
             cleaned = text.str.replace(",", "", regex=False)
             values = pd.to_numeric(cleaned.where(~empty), errors="coerce")
             bad = ~empty & values.isna()
-            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {text[i]!r}", labels[i])
+            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {_short(text[i])}", labels[i])
                          for i in frame.index[bad]]
             out = pd.Series(False, index=frame.index)
             if col.low is not None:
@@ -207,7 +270,7 @@ def check_rows(raw, schema, origin, error=TableError):
             folded = text.str.lower()
             allowed = {c.lower() for c in col.choices}
             bad = ~folded.isin(allowed) & (~empty | col.nonempty)
-            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {text[i]!r}"
+            problems += [problem(origin, i, col.name, f"expected {col.words()}, got {_short(text[i])}"
                                  + _did_you_mean(text[i], col.choices), labels[i]) for i in frame.index[bad]]
             if col.lower:
                 frame[col.name] = folded

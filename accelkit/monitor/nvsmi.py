@@ -124,7 +124,7 @@ def _cell_value(text, kind, header_unit, where):
     if kind == "time":
         value = _parse_time(raw)
         if value is None:
-            raise MonitorError(f"{field}: expected a time such as '2024/05/01 12:00:00.123'; got {raw!r}",
+            raise MonitorError(f"{field}: expected a time such as '2024/05/01 12:00:00.123'; got {raw[:40]!r}",
                                path, line, col)
         return value
     if kind == "mask":
@@ -132,23 +132,27 @@ def _cell_value(text, kind, header_unit, where):
             return int(raw, 16) if raw.lower().startswith("0x") else int(raw)
         except ValueError:
             raise MonitorError(f"{field}: expected a clock-event bitmask such as '0x0000000000000004'; "
-                               f"got {raw!r}", path, line, col) from None
+                               f"got {raw[:40]!r}", path, line, col) from None
     if kind == "active":
         low = raw.lower()
         if low in ("active", "not active"):
             return low == "active"
-        raise MonitorError(f"{field}: expected 'Active' or 'Not Active'; got {raw!r}", path, line, col)
+        raise MonitorError(f"{field}: expected 'Active' or 'Not Active'; got {raw[:40]!r}", path, line, col)
     match = _NUMBER.match(raw)
     table = _UNITS[kind]
     unit = match.group(2) if match else None
     if match and not unit:
         unit = header_unit
     if not match or unit not in table:
-        raise MonitorError(f"{field}: expected {_WORDS[kind]}; got {raw!r}", path, line, col)
+        raise MonitorError(f"{field}: expected {_WORDS[kind]}; got {raw[:40]!r}", path, line, col)
     value = float(match.group(1)) * table[unit]
     if kind == "int":
         return int(round(value))
     return value
+
+
+#: longest line read (nvidia-smi writes a few hundred characters per sample)
+MAX_LINE_CHARS = 16 * 1024
 
 
 def parse_log_text(text, path="<text>", host=""):
@@ -165,7 +169,13 @@ def parse_log_text(text, path="<text>", host=""):
             if match:
                 block_host = match.group(1)
             continue
-        cells = next(csv.reader([stripped], skipinitialspace=True))
+        if len(stripped) > MAX_LINE_CHARS:
+            raise MonitorError(f"the line is {len(stripped):,} characters long; an nvidia-smi CSV line is at most "
+                               f"{MAX_LINE_CHARS:,} (is this an nvidia-smi log?)", path, lineno)
+        try:
+            cells = next(csv.reader([stripped], skipinitialspace=True, strict=True))
+        except csv.Error as exc:
+            raise MonitorError(f"not a CSV line ({exc}); starts {stripped[:40]!r}", path, lineno) from None
         first = _header_field(cells[0])[0]
         if first in FIELDS:
             header = [_header_field(c) for c in cells]
