@@ -17,9 +17,14 @@ The settings are Voilà's and Jupyter Server's own (no home-made server):
   pool.
 - **Timeouts sized for load**: nbclient's ``iopub_timeout`` (4 s by default) drops
   a cell's output when a busy machine answers late, which leaves a blank page; here
-  it is 120 s, and a cell may run 300 s.
-- **A cap on kernels** (``max_kernels``, :mod:`accelkit.kernelcap`): beyond it a
-  visitor gets HTTP 503 and a page saying the app is full, which retries by itself.
+  it is 120 s, and a cell may run 300 s (``accelkit app --cell-timeout``). The one
+  cell where a warm kernel waits for its visitor (tagged ``accelkit-wait-for-visitor``)
+  runs without that limit, so a pool that stayed idle longer than the timeout still
+  serves its next visitor (:mod:`accelkit.kernelcap`).
+- **A cap on kernels** (``max_kernels``, :mod:`accelkit.kernelcap`): a kernel takes
+  one of ``max_kernels`` places (a lock file) before it starts, atomically, and a
+  report's chapter kernels take theirs from the same places; beyond it a visitor gets
+  HTTP 503 and a page saying the app is full, which retries by itself.
 - **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
   template without its Font Awesome CDN links (Voilà's bundle carries the icons).
 
@@ -64,12 +69,13 @@ class AppSettings:
     cull_interval_s : float
         Seconds between the server's checks for idle kernels.
     iopub_timeout_s, cell_timeout_s : float
-        How long Voilà waits for a cell's output and for a cell to finish.
+        How long Voilà waits for a cell's output and for a cell to finish (0: no
+        limit); a warm kernel's wait for its visitor is exempt.
     refill_delay_s : float
         Seconds after a warm kernel is handed out before its replacement starts.
     max_kernels : int
-        Most kernels at once, warm pool included (0: no cap); a visitor beyond it gets
-        a page saying the app is full (:mod:`accelkit.kernelcap`).
+        Most kernels at once, warm pool and report kernels included (0: no cap); a
+        visitor beyond it gets a page saying the app is full (:mod:`accelkit.kernelcap`).
     """
 
     def __init__(self, pool_size=2, cull_idle_s=600.0, cull_interval_s=60.0, iopub_timeout_s=120.0,

@@ -37,7 +37,8 @@ def cmd_app(args):
         )
     try:
         settings = AppSettings(pool_size=args.pool_size, cull_idle_s=args.cull_idle, cull_interval_s=args.cull_interval,
-                               max_kernels=args.max_kernels, refill_delay_s=args.refill_delay)
+                               max_kernels=args.max_kernels, refill_delay_s=args.refill_delay,
+                               cell_timeout_s=args.cell_timeout)
     except ValueError as exc:
         print(f"accelkit app: {exc}", file=sys.stderr)
         return 2
@@ -281,8 +282,11 @@ def build_parser():
                      help="wait this long before replacing a warm kernel a visitor took (default 60): starting "
                           "kernels competes with the pages still loading")
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
-                     help="most kernels at once, warm pool included; a visitor beyond it gets a page saying the app "
-                          "is full (default 0: no cap; about 170 MB of memory each)")
+                     help="most kernels at once, warm pool and report kernels included; a visitor beyond it gets a "
+                          "page saying the app is full (default 0: no cap; about 170 MB of memory each)")
+    app.add_argument("--cell-timeout", type=float, default=300, metavar="SECONDS",
+                     help="longest a notebook cell may run while a page is built (default 300); a warm kernel's "
+                          "wait for its visitor is exempt")
     app.add_argument("--data-dir", default=None, metavar="DIR",
                      help="a folder whose files (logs, monitor summaries, probe results, topologies) visitors may "
                           "pick by name; they never name another server path (default: none, uploads only)")

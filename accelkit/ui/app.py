@@ -114,7 +114,10 @@ def wait_for_visitor():
 
     In a preheated kernel the notebook runs ahead of any visitor; Voilà's
     ``wait_for_request`` returns when a page takes the kernel and sets the request's
-    environment (``QUERY_STRING``), so a link's settings still apply. Outside Voilà's
+    environment (``QUERY_STRING``), so a link's settings still apply. The wait may
+    last hours: ``app.ipynb`` calls this alone in a cell tagged
+    ``accelkit-wait-for-visitor``, which the app runs without the cell time limit
+    (:mod:`accelkit.kernelcap`). Outside Voilà's
     preheat mode (JupyterLab, papermill, a kernel started for one visit) it does
     nothing.
     """
@@ -284,6 +287,7 @@ class App:
         Returns the index page's path (gone with its temporary folder unless ``out_dir`` was
         given; None when the report failed); the zip's bytes are kept as ``report_zip``.
         """
+        from ..kernelcap import NoRoom, report_slots
         from ..report import ReportError, build_report
 
         stamp = time.strftime("%Y%m%d-%H%M%S")
@@ -293,12 +297,18 @@ class App:
         self.report_status.value = '<div class="ak-note">rendering the chapters… (about a minute)</div>'
         self.report_button.disabled = True
         try:
-            index = build_report(self.scenario.copy(), out_dir=out, progress=False)
+            # the chapter kernels count against the app's kernel cap (accelkit.kernelcap): as many
+            # run at once as there are free places, none while the app is full
+            with report_slots(3, on_wait=self._report_waits) as workers:
+                index = build_report(self.scenario.copy(), out_dir=out, progress=False, workers=workers)
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
                 for path in sorted(index.parent.rglob("*")):
                     if path.is_file() and not path.is_symlink() and "executed" not in path.parts:
                         zf.write(path, Path(index.parent.name) / path.relative_to(index.parent))
+        except NoRoom as exc:
+            self.report_status.value = error_html(f"no report now: {exc}")
+            return None
         except (ReportError, OSError, ValueError) as exc:
             self.report_status.value = error_html(f"the report failed: {exc}")
             return None
@@ -313,6 +323,10 @@ class App:
             f'class="ak-report-link">Save the report ({len(data) / units.MEGA:.1f} MB zip)</a>'
         )
         return index
+
+    def _report_waits(self):
+        self.report_status.value = ('<div class="ak-note">the app is full: waiting for a free place to '
+                                    "render the report…</div>")
 
     # --- display ------------------------------------------------------------------
     @property
