@@ -15,6 +15,7 @@ import copy
 import functools
 import json
 import math
+import sys
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -32,25 +33,47 @@ _MARKER = "accelkit-scenario"
 _BOOL_FIELDS = ("custom_cuda_kernels", "search_configurations", "allow_lower_precision", "exclude_unknown")
 
 
+#: the largest scenario file read
+MAX_SCENARIO_BYTES = 2**20
+#: the longest error message (values in it are quoted as a short prefix)
+_MAX_MESSAGE = 400
+
+
+def _short(value, n=40):
+    """A value as an error message quotes it: a bounded ``repr`` (a short prefix of long text,
+    the first items of long or nested lists), never the whole of a large value."""
+    import reprlib
+
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = n
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = 4
+    r.maxlevel = 2
+    return r.repr(value)
+
+
 class ScenarioError(ValueError):
     """A scenario field has a value accelkit cannot use; ``field`` names it."""
 
     def __init__(self, field_name, message):
+        field_name = str(field_name)
+        if len(field_name) > 40:
+            field_name = field_name[:40] + "…"
         self.field = field_name
-        super().__init__(f"scenario field '{field_name}': {message}")
+        text = f"scenario field '{field_name}': {message}"
+        super().__init__(text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + " …")
 
 
 def _num(low=None, high=None, integer=False, allow_none=False, low_open=False):
     def check(name, value):
         if value is None and allow_none:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or isinstance(value, int):
             try:
                 value = float(value)
-            except (TypeError, ValueError):
-                raise ScenarioError(name, f"expected a number, got {value!r}") from None
+            except (TypeError, ValueError, OverflowError):
+                raise ScenarioError(name, f"expected a number, got {_short(value)}") from None
         if math.isnan(value) or math.isinf(value):
-            raise ScenarioError(name, f"expected a finite number, got {value!r}")
+            raise ScenarioError(name, f"expected a finite number, got {_short(value)}")
         if low is not None and (value < low or (low_open and value == low)):
             raise ScenarioError(name, f"expected a number {'>' if low_open else '>='} {low:g}, got {value:g}")
         if high is not None and value > high:
@@ -67,9 +90,9 @@ def _num(low=None, high=None, integer=False, allow_none=False, low_open=False):
 def _choice(options):
     def check(name, value):
         if not isinstance(value, str) or value.strip().lower() not in options:
-            hint = suggest(str(value), options)
+            hint = suggest(str(value)[:100], options)
             extra = f" (did you mean {hint[0]!r}?)" if hint else ""
-            raise ScenarioError(name, f"expected one of {', '.join(options)}, got {value!r}{extra}")
+            raise ScenarioError(name, f"expected one of {', '.join(options)}, got {_short(value)}{extra}")
         return value.strip().lower()
 
     return check
@@ -106,7 +129,7 @@ def _text(name, value):
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ScenarioError(name, f"expected a text, got {value!r}")
+        raise ScenarioError(name, f"expected a text, got {_short(value)}")
     return value.strip()
 
 
@@ -117,11 +140,11 @@ def _text_list(options=None):
         if isinstance(value, str):
             value = [v for v in (p.strip() for p in value.replace(";", ",").split(",")) if v]
         if not isinstance(value, (list, tuple)):
-            raise ScenarioError(name, f"expected a list of names, got {value!r}")
+            raise ScenarioError(name, f"expected a list of names, got {_short(value)}")
         out = []
         for item in value:
             if not isinstance(item, str):
-                raise ScenarioError(name, f"expected names (text), got {item!r}")
+                raise ScenarioError(name, f"expected names (text), got {_short(item)}")
             item = item.strip()
             if options is not None:
                 item = _choice(options)(name, item)
@@ -135,10 +158,27 @@ def _weights(name, value):
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise ScenarioError(name, f"expected a mapping of criterion to weight, got {value!r}")
+        raise ScenarioError(name, f"expected a mapping of criterion to weight, got {_short(value)}")
+    if not value:
+        return {}
+    from .ecosystem.vocabulary import DEFAULT_WEIGHTS as GROUP_WEIGHTS
+    from .select.scoring import CRITERIA, DEFAULT_WEIGHTS
+
+    known = list(CRITERIA) + [f"ecosystem.{k}" for k in GROUP_WEIGHTS]
     out = {}
     for key, weight in value.items():
+        if str(key) not in known:
+            hint = suggest(str(key)[:100], known)
+            raise ScenarioError(name, f"unknown criterion {_short(key)}; criteria are {', '.join(CRITERIA)} (and "
+                                f"ecosystem.<group> for the software-fit groups)"
+                                + (f" (did you mean {hint[0]!r}?)" if hint else ""))
         out[str(key)] = _num(low=0, high=100)(f"{name}.{key}", weight)
+    criteria = {**DEFAULT_WEIGHTS, **{k: v for k, v in out.items() if k in CRITERIA}}
+    groups = {**GROUP_WEIGHTS, **{k.split(".", 1)[1]: v for k, v in out.items() if k.startswith("ecosystem.")}}
+    if sum(criteria.values()) <= 0:
+        raise ScenarioError(name, f"at least one of {', '.join(CRITERIA)} needs a weight above 0")
+    if sum(groups.values()) <= 0:
+        raise ScenarioError(name, "at least one ecosystem.<group> needs a weight above 0")
     return out
 
 
@@ -222,7 +262,7 @@ class Scenario:
                 if isinstance(value, str) and value.lower() in ("true", "false", "yes", "no", "1", "0"):
                     value = value.lower() in ("true", "yes", "1")
                 else:
-                    raise ScenarioError(f.name, f"expected true or false, got {value!r}")
+                    raise ScenarioError(f.name, f"expected true or false, got {_short(value)}")
         elif check is not None:
             value = check(f.name, value)
         object.__setattr__(self, f.name, value)
@@ -249,11 +289,14 @@ class Scenario:
         """Build from a mapping; unknown keys raise :class:`ScenarioError` with a suggestion."""
         if not isinstance(data, dict):
             raise ScenarioError("(file)", f"{source}: expected a mapping of field: value, got {type(data).__name__}")
+        if any(not isinstance(k, str) for k in data):
+            bad = next(k for k in data if not isinstance(k, str))
+            raise ScenarioError(_short(bad), f"{source}: field names are text; got {_short(bad)}")
         data = {k: v for k, v in data.items() if k != _MARKER}
         known = cls.field_names()
         for key in data:
             if key not in known:
-                hint = suggest(str(key), known)
+                hint = suggest(str(key)[:100], known)
                 raise ScenarioError(
                     str(key), f"{source}: no such field" + (f" (did you mean {hint[0]!r}?)" if hint else "")
                 )
@@ -280,24 +323,51 @@ class Scenario:
         path = Path(path)
         if not path.exists():
             raise ScenarioError("(file)", f"file not found: {path}")
-        text = path.read_text(encoding="utf-8")
         suffix = path.suffix.lower()
+        if suffix not in (".json", ".yaml", ".yml"):
+            raise ScenarioError("(file)", f"{path.name}: expected a .json, .yaml or .yml file")
+        try:
+            if not path.is_file():
+                raise ScenarioError("(file)", f"{path.name} is not a regular file")
+            with open(path, "rb") as handle:
+                raw = handle.read(MAX_SCENARIO_BYTES + 1)
+        except OSError as exc:
+            raise ScenarioError("(file)", f"cannot read {path.name} ({exc.strerror or exc})") from None
+        return cls.from_bytes(raw, name=path.name, suffix=suffix)
+
+    @classmethod
+    def from_bytes(cls, raw, name="scenario.yaml", suffix=None):
+        """A scenario from the bytes of a ``.json`` / ``.yaml`` file (an upload, or :meth:`load`).
+
+        At most :data:`MAX_SCENARIO_BYTES`, UTF-8; YAML anchors and aliases are refused
+        (a few hundred bytes of aliases expand to gigabytes), so is anything but plain
+        mappings, lists, text, numbers and booleans. Every problem is a :class:`ScenarioError`.
+        """
+        suffix = (suffix or Path(name).suffix).lower()
+        if len(raw) > MAX_SCENARIO_BYTES:
+            raise ScenarioError("(file)", f"{name} is larger than {MAX_SCENARIO_BYTES // 1024} KiB; a scenario is a "
+                                "few dozen lines")
+        try:
+            text = bytes(raw).decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ScenarioError("(file)", f"{name} is not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+        kind = "JSON" if suffix == ".json" else "YAML"
         try:
             if suffix == ".json":
                 data = json.loads(text)
             elif suffix in (".yaml", ".yml"):
-                import yaml
-
-                data = yaml.safe_load(text) or {}
+                data = _safe_yaml(text)
             else:
-                raise ScenarioError("(file)", f"{path.name}: expected a .json, .yaml or .yml file")
-        except (json.JSONDecodeError, ValueError) as exc:
-            if isinstance(exc, ScenarioError):
-                raise
-            raise ScenarioError("(file)", f"{path.name} is not valid {suffix[1:].upper()}: {exc}") from exc
-        except Exception as exc:  # yaml.YAMLError without importing yaml at module level
-            raise ScenarioError("(file)", f"{path.name} is not valid YAML: {exc}") from exc
-        return cls.from_dict(data, source=path.name)
+                raise ScenarioError("(file)", f"{name}: expected a .json, .yaml or .yml file")
+            if data is None and kind == "YAML":
+                data = {}
+        except ScenarioError:
+            raise
+        except RecursionError:
+            raise ScenarioError("(file)", f"{name} is not a usable {kind} scenario: nested too deeply") from None
+        except Exception as exc:  # json's and yaml's errors (yaml imported lazily)
+            raise ScenarioError("(file)", f"{name} is not valid {kind}: {str(exc)[:200]}") from None
+        return cls.from_dict(data, source=name)
 
     def save(self, path, overwrite=False):
         """Write the scenario as JSON or YAML (by suffix).
@@ -340,13 +410,19 @@ class Scenario:
         known = {f.name: f for f in fields(cls)}
         for key, values in parsed.items():
             if key not in known:
-                hint = suggest(key, list(known))
+                hint = suggest(key[:100], list(known))
                 raise ScenarioError(key, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
             value = values[-1]
             if known[key].type in ("list",) or isinstance(getattr(scenario, key), list):
                 setattr(scenario, key, value)
             elif isinstance(getattr(scenario, key), dict):
-                setattr(scenario, key, json.loads(value))
+                try:
+                    setattr(scenario, key, json.loads(value))
+                except (ValueError, RecursionError):
+                    if isinstance(sys.exc_info()[1], ScenarioError):
+                        raise
+                    raise ScenarioError(key, f"expected a JSON mapping such as {{\"time\": 2}}, got "
+                                        f"{_short(value)}") from None
             else:
                 setattr(scenario, key, value)
         return scenario
@@ -375,6 +451,22 @@ class Scenario:
 def _field_specs():
     """Field name -> dataclass field of :class:`Scenario` (built once: every assignment looks it up)."""
     return {f.name: f for f in fields(Scenario)}
+
+
+def _safe_yaml(text):
+    """``yaml.safe_load`` without anchors or aliases (refused: they expand without limit)."""
+    import yaml
+
+    class _NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                raise ScenarioError("(file)", f"YAML anchors and aliases (&name, *name) are not accepted; line "
+                                    f"{mark.line + 1}, column {mark.column + 1}: write the value out")
+            return super().compose_node(parent, index)
+
+    return yaml.load(text, Loader=_NoAliases)  # noqa: S506 (a SafeLoader subclass)
 
 
 def _written_by_accelkit(path):
