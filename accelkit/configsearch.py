@@ -44,16 +44,29 @@ _LADDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 _TRAINING_PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8")
 
 
+#: bf16 and fp16 stand in for each other where a device has one and not the other
+STAND_IN = {"bf16": "fp16", "fp16": "bf16"}
+#: a lower precision is chosen over a higher one only when it is at least this much better
+#: (a stated margin: a few per cent of speed is not worth a quality risk to check)
+PRECISION_MARGIN = 0.10
+
+
+def _level(precision):
+    return _LADDER.index({"fp16": "bf16"}.get(precision, precision))
+
+
 def candidate_precisions(scenario):
-    """The scenario's precision, then -- when ``allow_lower_precision`` -- the lower ones
-    the workload can use (training stops at fp8; serving goes to int8 and int4 weights)."""
+    """The scenario's precision, its stand-in (fp16 for bf16 and back: same quality level,
+    used only where the device lacks the scenario's), then -- when
+    ``allow_lower_precision`` -- the lower ones the workload can use (training stops at
+    fp8; serving goes to int8 and int4 weights), from the highest quality down."""
     p = scenario.precision
+    out = [p] + ([STAND_IN[p]] if p in STAND_IN else [])
     if not scenario.allow_lower_precision:
-        return [p]
+        return out
     allowed = _TRAINING_PRECISIONS if scenario.workload in sizing.TRAINING_WORKLOADS else _LADDER
-    level = {"fp16": "bf16"}.get(p, p)
-    below = [q for q in allowed if _LADDER.index({"fp16": "bf16"}.get(q, q)) > _LADDER.index(level)]
-    return [p] + [q for q in below if q != "fp16"]
+    below = [q for q in allowed if _level(q) > _level(p)]
+    return out + [q for q in below if q not in out]
 
 
 def best_configurations(scenario, catalog, measurements=None):
@@ -76,11 +89,12 @@ def best_configurations(scenario, catalog, measurements=None):
     if scenario.workload in sizing.TRAINING_WORKLOADS:
         frames = [_training(scenario.copy().update(precision=p), catalog, measurements)
                   for p in candidate_precisions(scenario)]
-        better = _pick(frames, "days_on_n", lower_is_better=True)
+        better = _pick(frames, "days_on_n", lower_is_better=True, precisions=candidate_precisions(scenario))
     else:
         frames = [_serving(scenario.copy().update(precision=p), catalog, measurements)
                   for p in candidate_precisions(scenario)]
-        better = _pick(frames, "work_per_device_hour", lower_is_better=False)
+        better = _pick(frames, "work_per_device_hour", lower_is_better=False,
+                       precisions=candidate_precisions(scenario))
     out = better.copy()
     out.index = catalog.index
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
@@ -151,16 +165,35 @@ def _serving(scenario, catalog, measurements):
     return out
 
 
-def _pick(frames, column, lower_is_better):
-    """Row by row, the frame whose ``column`` is best among the rows that can run."""
+def _pick(frames, column, lower_is_better, precisions=None):
+    """Row by row, the frame to use among the rows that can run: frames come from the
+    highest quality down; one at the same quality level replaces the pick when it is
+    better at all (the stand-in where the scenario's precision is missing), a lower
+    level only when it is better by :data:`PRECISION_MARGIN`."""
     if len(frames) == 1:
         return frames[0].reset_index(drop=True)
     frames = [f.reset_index(drop=True) for f in frames]
+    precisions = precisions or [None] * len(frames)
     values = np.column_stack([
         np.where(f["feasible"].astype(bool) & f["peak_flops"].notna(), f[column].to_numpy(dtype=float), np.nan)
         for f in frames])
-    filled = np.where(np.isfinite(values), values, np.inf if lower_is_better else -np.inf)
-    best = np.argmin(filled, axis=1) if lower_is_better else np.argmax(filled, axis=1)
+    # "goodness": higher is better whichever way the column runs
+    good = np.where(np.isfinite(values), -values if lower_is_better else values, -np.inf)
+    best = np.zeros(len(values), dtype=int)
+    for i in range(1, len(frames)):
+        current = good[np.arange(len(good)), best]
+        same_level = precisions[i] is None or precisions[0] is None or _level(precisions[i]) == _level(precisions[0])
+        if precisions[i] is not None and precisions[i] == STAND_IN.get(precisions[0]):
+            # the stand-in only where the scenario's own precision cannot run
+            better = np.isfinite(good[:, i]) & ~np.isfinite(current)
+        elif same_level:
+            better = good[:, i] > current
+        else:
+            # a lower precision: at least PRECISION_MARGIN faster (or cheaper in time)
+            ratio = np.abs(values[:, i] / values[np.arange(len(values)), best])
+            gain = (1.0 / ratio - 1.0) if lower_is_better else (ratio - 1.0)
+            better = np.isfinite(good[:, i]) & (~np.isfinite(current) | (gain >= PRECISION_MARGIN))
+        best = np.where(better, i, best)
     out = frames[0].copy()
     for i, f in enumerate(frames[1:], start=1):
         rows = best == i
@@ -197,6 +230,9 @@ def _words(row, scenario):
             parts.append(f"tensor parallel {tp:.0f}")
         if b == b:
             parts.append(f"batch {b:.0f}")
-    if p != scenario.precision:
+    if STAND_IN.get(scenario.precision) == p:
+        parts.append(f"(in place of {scenario.precision}, which the device lacks: fp16's narrower range needs loss "
+                     "scaling in training and an overflow check in serving)")
+    elif p != scenario.precision:
         parts.append(f"(lower precision than the scenario's {scenario.precision}: check quality)")
     return ", ".join(parts)

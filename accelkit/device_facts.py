@@ -132,29 +132,45 @@ def purchase_risks(names, deployment="cloud", multi_device=None, training=False,
 
 #: market -> the fact kinds that keep a device from being bought there
 _MARKET_FACTS = {"china": ("export_control",)}
+#: market -> the fact kinds that lift a restriction dated before them
+_MARKET_EASED = {"china": ("export_control_eased",)}
 
 
 def market_restrictions(names, market="global", facts=None):
-    """Whether each device can be bought in ``market``, from the sourced facts.
+    """Whether each device can be bought in ``market``, from the sourced, dated facts.
 
-    ``market="china"``: a device with an ``export_control`` fact (US licence requirement
-    for exports to China, data/device_facts.csv with its quote and source) is
-    restricted. ``"global"`` restricts nothing.
+    ``market="china"``: a device with an ``export_control`` fact (a US licence
+    requirement for exports to China, quoted with its source) is restricted, unless a
+    later-dated ``export_control_eased`` fact says licences are granted again; then it
+    passes with a note (the licence requirement stands and the decision can change).
+    ``"global"`` restricts nothing.
 
     Returns
     -------
     pandas.DataFrame
         Index as ``names``: ``restricted`` (bool), ``restriction`` (words with the
-        source), ``restriction_source``.
+        source; for an eased device, the note), ``restriction_source``.
     """
     facts = _builtin_facts() if facts is None else facts
-    kinds = _MARKET_FACTS.get(market, ())
-    rows = facts[facts["fact"].isin(kinds)]
+    kinds, eased_kinds = _MARKET_FACTS.get(market, ()), _MARKET_EASED.get(market, ())
+    rows = facts[facts["fact"].isin(kinds + eased_kinds)]
     restricted, words, sources = [], [], []
     for name in names:
         hit = rows[[_applies(str(name), target) for target in rows["device"]]]
-        restricted.append(not hit.empty)
-        words.append(f"not sold in {market}: {FACTS[hit['fact'].iloc[0]][0]} ({hit['source_url'].iloc[0]})"
-                     if not hit.empty else "")
-        sources.append(" ".join(dict.fromkeys(hit["source_url"])) if not hit.empty else "")
+        control, eased = hit[hit["fact"].isin(kinds)], hit[hit["fact"].isin(eased_kinds)]
+        last_control = control["date"].fillna("").astype(str).max() if not control.empty else ""
+        last_eased = eased["date"].fillna("").astype(str).max() if not eased.empty else ""
+        if control.empty:
+            restricted.append(False)
+            words.append("")
+            sources.append("")
+        elif last_eased and last_eased >= last_control:
+            restricted.append(False)
+            words.append(f"US licence required for {market}; licences granted again since {last_eased} "
+                         f"({eased['source_url'].iloc[-1]}): check the current status before ordering")
+            sources.append(" ".join(dict.fromkeys(list(control["source_url"]) + list(eased["source_url"]))))
+        else:
+            restricted.append(True)
+            words.append(f"not sold in {market}: {FACTS[control['fact'].iloc[0]][0]} ({control['source_url'].iloc[0]})")
+            sources.append(" ".join(dict.fromkeys(control["source_url"])))
     return pd.DataFrame({"restricted": restricted, "restriction": words, "restriction_source": sources})

@@ -22,13 +22,16 @@ from urllib.parse import parse_qs
 
 from ._validate import suggest
 
-__all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS"]
+__all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS",
+           "MARKETS", "CLOUD_PRICINGS"]
 
 WORKLOADS = ("training", "fine-tuning", "inference")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
 SEGMENTS = ("datacenter", "workstation", "edge", "consumer")
+MARKETS = ("global", "china")
+CLOUD_PRICINGS = ("on-demand", "committed-1y", "committed-3y", "lowest")
 _MARKER = "accelkit-scenario"
 _BOOL_FIELDS = ("custom_cuda_kernels", "search_configurations", "allow_lower_precision", "exclude_unknown")
 
@@ -122,6 +125,24 @@ def _device_names(name, value):
             out.append(find(item)["name"])
         except ValueError as exc:
             raise ScenarioError(name, str(exc)) from None
+    return out
+
+
+def _vendor_names(name, value):
+    names = _text_list()(name, value)
+    if not names:
+        return names
+    from .catalog import load_catalog
+
+    known = sorted(load_catalog()["vendor"].dropna().unique())
+    lower = {v.lower(): v for v in known}
+    out = []
+    for item in names:
+        if item.lower() not in lower:
+            hint = suggest(item, known)
+            raise ScenarioError(name, f"unknown vendor {item[:40]!r}; vendors are {', '.join(known)}"
+                                + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+        out.append(lower[item.lower()])
     return out
 
 
@@ -238,7 +259,24 @@ class Scenario:
     devices: list = field(
         default_factory=list, metadata={"check": _device_names, "help": "Devices shortlisted so far", "unit": ""}
     )
-    n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), "Devices in the cluster", "count")
+    vendors: list = field(
+        default_factory=list, metadata={"check": _vendor_names, "help": "Only these vendors (empty: every vendor)", "unit": ""}
+    )
+    exclude_vendors: list = field(
+        default_factory=list, metadata={"check": _vendor_names, "help": "Never these vendors", "unit": ""}
+    )
+    market: str = _spec("global", _choice(MARKETS), "Where the hardware is bought: global, or china (US export "
+                        "controls applied, as data/device_facts.csv records them)")
+    cloud_pricing: str = _spec("on-demand", _choice(CLOUD_PRICINGS), "Cloud price policy: on-demand (median across "
+                               "providers), committed-1y, committed-3y, or lowest (the single cheapest listing)")
+    providers: list = field(
+        default_factory=list, metadata={"check": _text_list(), "help": "Cloud providers to price from (empty: every "
+                                        "provider in data/cloud_prices.csv)", "unit": ""}
+    )
+    target_headroom: float = _spec(0.25, _num(low=0, high=10), "Speed beyond the target that still counts in the "
+                                   "ranking (0.25: up to 25 % faster than needed); more is not rewarded", "fraction")
+    n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), "Devices in the cluster (the most the "
+                           "decision may use, for every workload)", "count")
     zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")
     horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
     hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")

@@ -75,13 +75,15 @@ def test_the_search_keeps_zero_1_where_it_fits(catalog):
 
 def test_lower_precisions_only_when_allowed(catalog):
     s = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50)
-    assert configsearch.candidate_precisions(s) == ["bf16"]
+    # fp16 stands in for bf16 (same quality level) only where a device lacks bf16
+    assert configsearch.candidate_precisions(s) == ["bf16", "fp16"]
     allowed = s.copy().update(allow_lower_precision=True)
-    assert configsearch.candidate_precisions(allowed) == ["bf16", "fp8", "int8", "int4"]
+    assert configsearch.candidate_precisions(allowed) == ["bf16", "fp16", "fp8", "int8", "int4"]
     ranked = select.rank(allowed, catalog).set_index("name")
     h100 = ranked.loc["H100 SXM"]
     assert h100["precision"] in ("fp8", "int8", "int4") and "check quality" in h100["configuration"]
-    assert configsearch.candidate_precisions(Scenario(precision="bf16", allow_lower_precision=True)) == ["bf16", "fp8"]
+    assert configsearch.candidate_precisions(Scenario(precision="bf16", allow_lower_precision=True)) == ["bf16", "fp16",
+                                                                                                         "fp8"]
 
 
 def test_removing_a_price_never_makes_the_cost_score_zero(catalog):

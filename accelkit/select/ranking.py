@@ -15,24 +15,36 @@ import pandas as pd
 
 from .. import memory, sizing, units
 from ..catalog import load_catalog, memory_bytes
-from .scoring import _UNKNOWN_WORDS, CRITERIA, _scale, _weights, weighted_score
+from .scoring import _UNKNOWN_WORDS, CRITERIA, _scale, _weights, speed_score, weighted_score
 
-__all__ = ["rank", "shortlist"]
+__all__ = ["rank", "shortlist", "STATUSES"]
 
 
 def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurements=None, speed_factor=1.0,
              speed_device=None):
-    """Per-device figures the constraints and criteria use: the engine's projection
-    (:func:`accelkit.sizing.per_device`) turned into time, latency and cost criteria."""
+    """Per-device figures the limits and criteria use: the engine's projection
+    (:func:`accelkit.configsearch.best_configurations`) turned into a right-sized plan.
+
+    Right-sizing: each device is counted at the fewest devices that meet the demand
+    (``devices_needed``: the time target or the serving rate, and the memory), bought
+    or rented as such; owned hardware pays its purchase and the energy of the hours it
+    is used, rented hardware the hours it is rented. ``total_cost_usd`` (with
+    ``_low`` / ``_high``: the low price at the fast end of the projection, the high price
+    at the slow end) is what meeting the demand costs over the horizon (training: the
+    run), and ``cost_per_million_tokens`` that total over the work it buys.
+    """
     from ..configsearch import best_configurations
+    from ..cloud_pricing import cloud_rates
+    from ..purchase import purchase_plan
 
     table = best_configurations(scenario, catalog, measurements=measurements)
     table.index = catalog.index
     training = scenario.workload in sizing.TRAINING_WORKLOADS
     peak = table["peak_flops"]
     days_horizon = scenario.horizon_months * units.DAYS_PER_YEAR / 12
+    hours_horizon = scenario.hours_per_day * days_horizon
     if speed_factor != 1.0:
-        # the sensitivity's "what if this device ran at another efficiency": rates up, times down
+        # the sensitivity's "what if this device ran at another efficiency": rates up, times and counts down
         speed = pd.Series(np.where(catalog["name"] == speed_device, speed_factor, 1.0) if speed_device else speed_factor,
                           index=catalog.index)
         table = table.copy()
@@ -41,35 +53,74 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
             table[f"latency_s{lv}"] = table[f"latency_s{lv}"] / speed
             if f"days_on_n{lv}" in table:
                 table[f"days_on_n{lv}"] = table[f"days_on_n{lv}"] / speed
-        if "device_hours" in table:
-            table["device_hours"] = table["device_hours"] / speed
+            if f"device_hours{lv}" in table:
+                table[f"device_hours{lv}"] = table[f"device_hours{lv}"] / speed
+            table[f"devices_for_target{lv}"] = np.maximum(np.ceil(np.round(table[f"devices_for_target{lv}"] / speed, 9)), 1)
     work = {lv: table[f"work_per_device_hour{lv}"] for lv in ("", "_low", "_high")}
     if training:
-        time_value = table["days_on_n"]  # lower is better
         latency_ms = pd.Series(np.nan, index=catalog.index)
+        margin = {lv: scenario.time_target_days / table[f"days_on_n{lv}"] for lv in ("", "_low", "_high")}
     else:
         latency_ms = units.s_to_ms(table["latency_s"])
-        time_value = 1.0 / work[""]  # device-hours per unit of work: lower is better
-    factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
-    cost = {}
+        margin = {lv: scenario.latency_target_ms / units.s_to_ms(table[f"latency_s{lv}"]) for lv in ("", "_low", "_high")}
+    # the fewest devices that meet the demand and hold the model, at each end of the projection
+    needed = {lv: np.fmax(table[f"devices_for_target{lv}"], table["min_devices_memory"]) for lv in ("", "_low", "_high")}
+    factor = pd.Series(price_factor if price_device is None else
+                       np.where(catalog["name"] == price_device, price_factor, 1.0), index=catalog.index)
+    cloud = scenario.deployment == "cloud"
+    if cloud:
+        rates = cloud_rates(catalog, scenario.cloud_pricing, scenario.providers)
+    else:
+        rates = pd.DataFrame({c: catalog.get(c, pd.Series(np.nan, index=catalog.index)) for c in
+                              ("cloud_usd_per_hour", "cloud_usd_per_hour_low", "cloud_usd_per_hour_high")})
+        rates["cloud_providers"], rates["cloud_price_basis"], rates["cloud_largest_instance"] = 0, "", np.nan
+    plan = purchase_plan(catalog, needed[""], deployment=scenario.deployment)
+    if training:
+        demand_work = float(scenario.tokens)
+    else:
+        kind = table["kind"].iloc[0] if len(table) else "llm"
+        need = sizing.compute_need(scenario)
+        per_s = need.get("requests_per_s", scenario.requests_per_s) * (scenario.output_tokens if kind == "llm" else 1.0)
+        demand_work = per_s * units.SECONDS_PER_HOUR * hours_horizon
+    total, purchase, energy, rent = {}, {}, {}, {}
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
         # the cost range: the low price at the fast end of the projection, the high price at the slow end
-        price = _column(catalog, f"price{level}_usd" if level else "price_usd", "price_usd") * factor
-        hourly = _column(catalog, f"cloud_usd_per_hour{level}", "cloud_usd_per_hour") * factor
-        if scenario.deployment == "cloud":
-            cost[level] = hourly / work[src] * units.MEGA
+        count = needed[level]
+        if training:
+            hours_used = table[f"device_hours{level}"]  # device-hours of the run
         else:
-            hours = scenario.hours_per_day * days_horizon
-            energy_usd = catalog["tdp_w"] / units.WATTS_PER_KW * scenario.pue * scenario.electricity_usd_per_kwh * hours
-            cost[level] = (price + energy_usd) / (work[src] * hours) * units.MEGA
-    price = catalog["price_usd"] * factor
+            hours_used = count * hours_horizon  # device-hours of serving over the horizon
+        if cloud:
+            hourly = rates[f"cloud_usd_per_hour{level}"] * factor
+            rent[level] = hourly * hours_used
+            total[level] = rent[level]
+        else:
+            unit_plan = plan if level == "" else purchase_plan(catalog, count, deployment=scenario.deployment)
+            price_col = "purchase_usd" if level == "" else f"purchase{level}_usd"
+            purchase[level] = unit_plan[price_col] * factor
+            energy[level] = (unit_plan["power_w"] / count.where(count > 0)) * hours_used / units.WATTS_PER_KW \
+                * scenario.pue * scenario.electricity_usd_per_kwh
+            total[level] = purchase[level] + energy[level]
+    per_million = {lv: total[lv] / demand_work * units.MEGA for lv in total}
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
-    need = table["memory_per_device_gb"] * units.GIGA if training else _serving_need_bytes(scenario, table)
+    need_bytes = table["memory_per_device_gb"] * units.GIGA if training else _serving_need_bytes(scenario, table)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        days_right_sized = table["device_hours"] / needed[""] / units.HOURS_PER_DAY if training else np.nan
     return table.assign(
-        time_value=time_value, latency_ms=latency_ms, tokens_per_device_hour=work[""],
-        cost_per_million_tokens=cost[""], cost_per_million_tokens_low=cost["_low"],
-        cost_per_million_tokens_high=cost["_high"], flops_per_w=peak / catalog["tdp_w"], headroom=usable / need - 1.0,
-        purchase_usd=table["devices_needed"] * price,
+        latency_ms=latency_ms, tokens_per_device_hour=work[""],
+        target_margin=margin[""], target_margin_low=margin["_high"], target_margin_high=margin["_low"],
+        devices_needed=needed[""], devices_needed_low=needed["_low"], devices_needed_high=needed["_high"],
+        days_right_sized=days_right_sized,
+        cloud_usd_per_hour=rates["cloud_usd_per_hour"] * factor, cloud_price_basis=rates["cloud_price_basis"],
+        cloud_providers=rates["cloud_providers"], cloud_largest_instance=rates["cloud_largest_instance"],
+        purchase_unit=plan["purchase_unit"], units_to_buy=plan["units_to_buy"],
+        purchase_usd=purchase.get("", pd.Series(np.nan, index=catalog.index)),
+        energy_usd=energy.get("", pd.Series(np.nan, index=catalog.index)),
+        rent_usd=rent.get("", pd.Series(np.nan, index=catalog.index)),
+        total_cost_usd=total[""], total_cost_usd_low=total["_low"], total_cost_usd_high=total["_high"],
+        cost_per_million_tokens=per_million[""], cost_per_million_tokens_low=per_million["_low"],
+        cost_per_million_tokens_high=per_million["_high"], flops_per_w=peak / catalog["tdp_w"],
+        headroom=usable / need_bytes - 1.0,
     )
 
 
@@ -93,9 +144,84 @@ def _column(catalog, name, fallback):
     return catalog[fallback]
 
 
+class _Verdicts:
+    """Three-valued hard limits: each device passes, fails (the first failure is kept, in
+    words) or cannot be verified (a figure the limit needs is unknown: which figure, and
+    what would settle it). A failure outranks an unknown."""
+
+    def __init__(self, index):
+        self.failed = pd.Series("", index=index, dtype=object)
+        self.unknown = pd.Series("", index=index, dtype=object)
+        self.settle = pd.Series("", index=index, dtype=object)
+
+    def fail(self, mask, message):
+        mask = pd.Series(np.asarray(mask, dtype=bool), index=self.failed.index) & (self.failed == "")
+        self.failed[mask] = message[mask] if isinstance(message, pd.Series) else message
+
+    def cannot_verify(self, mask, figure, settle):
+        mask = pd.Series(np.asarray(mask, dtype=bool), index=self.failed.index) & (self.unknown == "")
+        self.unknown[mask] = figure[mask] if isinstance(figure, pd.Series) else figure
+        self.settle[mask] = settle
+
+    def check(self, value, limit_fails, figure, settle, message):
+        """``value`` against a limit: NaN cannot be verified; ``limit_fails`` (a boolean
+        Series, False for NaN) fails with ``message``."""
+        value = pd.Series(value, index=self.failed.index)
+        self.fail(limit_fails, message)
+        self.cannot_verify(value.isna(), figure, settle)
+
+    @property
+    def status(self):
+        return pd.Series(np.where(self.failed != "", "excluded", np.where(self.unknown != "", "cannot verify",
+                                                                           "shortlisted")), index=self.failed.index)
+
+
+#: statuses in the order they are listed
+STATUSES = ("shortlisted", "cannot verify", "excluded")
+
+
+def _device_filters(scenario, catalog, verdicts):
+    """The person's own filters: devices, vendors, and the market's export controls."""
+    if scenario.devices:
+        chosen = set(scenario.devices)
+        verdicts.fail(~catalog["name"].isin(chosen), "not among the devices you chose (" +
+                      ", ".join(scenario.devices[:4]) + (" …" if len(scenario.devices) > 4 else "") + ")")
+    if scenario.vendors:
+        verdicts.fail(~catalog["vendor"].isin(scenario.vendors), "vendor " + catalog["vendor"].astype(str) +
+                      " not among " + ", ".join(scenario.vendors))
+    if scenario.exclude_vendors:
+        verdicts.fail(catalog["vendor"].isin(scenario.exclude_vendors), "vendor " + catalog["vendor"].astype(str) +
+                      " excluded")
+    if scenario.market != "global":
+        from ..device_facts import market_restrictions
+
+        restricted = market_restrictions(catalog["name"].tolist(), scenario.market)
+        restricted.index = catalog.index
+        verdicts.fail(restricted["restricted"], restricted["restriction"])
+        return restricted["restriction"].where(~restricted["restricted"], "")
+    return pd.Series("", index=catalog.index)
+
+
 def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True, price_device=None,
          ecosystem_scores=None, speed_factor=1.0, speed_device=None):
-    """Rank every catalogue device for a scenario.
+    """Rank every catalogue device for a scenario: limits first, then right-sized scores.
+
+    Hard limits are three-valued. A device **fails** a limit it is known to miss
+    (excluded, with the first reason), **cannot be verified** where a figure a limit
+    needs is unknown (no price under a budget, no projection under a latency or time
+    target, no published power under an envelope or memory size; shown apart, never
+    shortlisted, with what would settle it), or **passes** every limit (shortlisted).
+    The limits: the person's device, vendor and market filters; the precision; the
+    targets the configuration search must meet; segment and deployment; memory; the
+    device count (``n_devices`` caps every workload); ecosystem must-haves; power
+    envelope; time or latency target; budget.
+
+    The shortlist is scored on five criteria (:data:`CRITERIA`). **Right-sizing** is the
+    default objective: cost is the total of meeting the demand with the fewest devices
+    that do (bought as units that exist, :func:`accelkit.purchase.purchase_plan`, with
+    energy for the hours used; or rented by ``scenario.cloud_pricing``), and speed
+    counts only as the margin over the target, capped at ``1 + target_headroom``: a
+    device ten times faster than needed scores as one 25 % faster.
 
     Parameters
     ----------
@@ -120,11 +246,15 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     Returns
     -------
     pandas.DataFrame
-        One row per device, shortlisted first (by score), then excluded:
-        ``rank`` (1.. for shortlisted, NaN excluded), ``name, vendor, segment,
-        status`` ("shortlisted" / "excluded"), ``excluded_because``, ``score``
-        (0-100), ``score_<criterion>`` (0-1 each), the figures behind them, and
-        ``reason`` (one line in words).
+        One row per device, shortlisted first (by score), then those that cannot be
+        verified, then excluded: ``rank`` (1.. for shortlisted, NaN otherwise),
+        ``name, vendor, segment, status`` ("shortlisted" / "cannot verify" /
+        "excluded"), ``cannot_verify`` (bool), ``unknown_figure`` and ``would_settle``
+        (for those that cannot be verified), ``excluded_because``, ``score`` (0-100),
+        ``score_<criterion>`` (0-1 each), the plan (``devices_needed``,
+        ``purchase_unit``, ``units_to_buy``, ``total_cost_usd`` with its range,
+        ``purchase_usd``, ``energy_usd``, ``rent_usd``, ``cloud_price_basis``), the
+        figures behind the criteria, and ``reason`` (one line in words).
     """
     catalog = load_catalog() if catalog is None else catalog
     w = _weights(scenario, weights)
@@ -137,72 +267,75 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
         f["ecosystem_reason"] = scores["ecosystem_reason"].to_numpy()
     else:
         f["ecosystem_score"], f["ecosystem_fails"], f["ecosystem_reason"] = np.nan, 0, ""
-
-    why = pd.Series("", index=catalog.index, dtype=object)
-
-    def exclude(mask, message):
-        mask = mask & (why == "")
-        why[mask] = message[mask] if isinstance(message, pd.Series) else message
-
+    unit = sizing.compute_need(scenario).get("work_unit", "tokens")
+    one = _ONE.get(unit, unit)
+    v = _Verdicts(catalog.index)
+    market_notes = _device_filters(scenario, catalog, v)
     precision = scenario.precision
-    exclude(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
+    v.fail(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
     slo = f["why"].astype(str).str.startswith("no batch meets the targets")
-    exclude(~f["feasible"].astype(bool) & slo, f["why"].astype(str))
-    exclude(~f["feasible"].astype(bool), "cannot be projected: " + f["why"].astype(str))
+    v.fail(~f["feasible"].astype(bool) & slo, f["why"].astype(str))
+    projectable = f["feasible"].astype(bool) | slo
+    v.cannot_verify(~projectable, "cannot be projected: " + f["why"].astype(str),
+                    "the missing datasheet figure, or `accelkit probe` run on the device")
     if scenario.segments:
-        exclude(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
+        v.fail(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
     if scenario.deployment == "edge" and not scenario.segments:
-        exclude(catalog["segment"] != "edge", "not an edge device (deployment: edge)")
+        v.fail(catalog["segment"] != "edge", "not an edge device (deployment: edge)")
     if scenario.deployment == "cloud":
-        exclude(catalog["cloud_usd_per_hour"].isna(), "not rentable: no on-demand price in data/cloud_prices.csv")
-    exclude(f["min_devices_memory"].isna(), "no published memory size")
-    too_big = f["min_devices_memory"] > scenario.n_devices
+        v.fail(f["cloud_usd_per_hour"].isna(), f"not rentable: no {scenario.cloud_pricing} listing in "
+               "data/cloud_prices.csv" + (" from " + ", ".join(scenario.providers) if scenario.providers else ""))
+    v.cannot_verify(catalog["memory_gb"].isna(), "memory size not published", "the datasheet's memory size")
     never = np.isinf(f["min_devices_memory"])
     searched = scenario.search_configurations
-    exclude(never, "the replicated part of the model state alone does not fit one device's memory"
-            + (" even with ZeRO-3" if training and searched else
-               " (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
-    exclude(too_big, "needs " + f["min_devices_memory"].map(lambda v: f"{v:.0f}") +
-            f" devices to hold the model{' even with ZeRO-3 and one sequence per device' if training and searched else ''}"
-            f"; the scenario allows {scenario.n_devices}")
+    v.fail(never, "the replicated part of the model state alone does not fit one device's memory"
+           + (" even with ZeRO-3" if training and searched else
+              " (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
+    v.fail(f["min_devices_memory"] > scenario.n_devices,
+           "needs " + f["min_devices_memory"].map(lambda x: f"{x:.0f}") +
+           f" devices to hold the model{' even with ZeRO-3 and one sequence per device' if training and searched else ''}"
+           f"; the scenario allows {scenario.n_devices}")
+    if not training:  # training runs on the scenario's devices: its time target says whether they suffice
+        v.fail(f["devices_needed"] > scenario.n_devices,
+               "needs " + f["devices_needed"].map(lambda x: f"{x:.0f}") +
+               f" devices to serve the demand; the scenario allows {scenario.n_devices}")
     if ecosystem:
-        exclude(f["ecosystem_fails"] > 0, "ecosystem: " + f["ecosystem_reason"].astype(str))
+        v.fail(f["ecosystem_fails"] > 0, "ecosystem: " + f["ecosystem_reason"].astype(str))
     if scenario.power_envelope_w:
-        # a hard limit cannot be certified on an unpublished figure
-        exclude(catalog["tdp_w"].isna(), f"no published maximum power: cannot check the {scenario.power_envelope_w:g} W "
-                "power envelope")
-        exclude(catalog["tdp_w"] > scenario.power_envelope_w,
-                catalog["tdp_w"].map(lambda v: f"{v:g} W TDP") + f" > power envelope {scenario.power_envelope_w:g} W")
+        envelope = scenario.power_envelope_w
+        v.check(catalog["tdp_w"], catalog["tdp_w"] > envelope, f"maximum power not published (envelope {envelope:g} W)",
+                "the datasheet's maximum power, or a measured draw under load",
+                catalog["tdp_w"].map(lambda x: f"{x:g} W TDP") + f" > power envelope {envelope:g} W")
     if training:
-        exclude(f["days_on_n"] > scenario.time_target_days,
-                f["days_on_n"].map(lambda v: f"{v:,.1f} days") + f" on {scenario.n_devices} devices > target "
-                f"{scenario.time_target_days:g} days")
+        v.check(f["days_on_n"].where(projectable, 0.0), f["days_on_n"] > scenario.time_target_days,
+                "training time not projected", "`accelkit probe --train` on the device",
+                f["days_on_n"].map(lambda x: f"{_past(x, scenario.time_target_days)} days") +
+                f" on {scenario.n_devices} devices > target {scenario.time_target_days:g} days")
     else:
-        exclude(f["latency_ms"] > scenario.latency_target_ms,
-                f["latency_ms"].map(lambda v: f"{v:,.1f} ms per token") +
+        v.check(f["latency_ms"].where(projectable, 0.0), f["latency_ms"] > scenario.latency_target_ms,
+                f"time per {one} not projected", "`accelkit probe --llm` on the device",
+                f["latency_ms"].map(lambda x: f"{_past(x, scenario.latency_target_ms)} ms per {one}") +
                 f" > target {scenario.latency_target_ms:g} ms")
     if scenario.budget_usd:
-        factor = price_factor if price_device is None else np.where(catalog["name"] == price_device, price_factor, 1.0)
-        if scenario.deployment != "cloud":
-            spend = f["purchase_usd"]  # purchase of the devices needed (prices already scaled)
-        elif training:
-            spend = f["device_hours"] * f["cloud_usd_per_hour"] * factor  # rent for the whole run
-        else:
-            hours = scenario.hours_per_day * scenario.horizon_months * units.DAYS_PER_YEAR / 12
-            spend = f["devices_needed"] * f["cloud_usd_per_hour"] * factor * hours  # rent over the horizon
-        exclude(spend > scenario.budget_usd, spend.map(lambda v: f"${v:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
+        spend = f["total_cost_usd"]
+        what = "rent" if scenario.deployment == "cloud" else "price"
+        v.check(spend.where(projectable & f["devices_needed"].notna(), 0.0), spend > scenario.budget_usd,
+                f"{what} unknown (budget ${scenario.budget_usd:,.0f})",
+                "a quoted price (the decision chapter takes quotes)" if what == "price" else "a provider's quote",
+                spend.map(lambda x: f"${x:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
 
-    raw = {"time": f["time_value"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
+    raw = {"time": f["target_margin"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
            "ecosystem": f["ecosystem_score"], "headroom": f["headroom"]}
-    unknown = pd.DataFrame({k: ~np.isfinite(v.to_numpy(dtype=float)) for k, v in raw.items()}, index=catalog.index)
+    unknown = pd.DataFrame({k: ~np.isfinite(x.to_numpy(dtype=float)) for k, x in raw.items()}, index=catalog.index)
     if scenario.exclude_unknown:
         weighted_unknown = unknown[[k for k in CRITERIA if w[k] > 0]]
         names = weighted_unknown.apply(lambda r: ", ".join(_UNKNOWN_WORDS[k] for k in r.index[r]), axis=1)
-        exclude(weighted_unknown.any(axis=1), names + " unknown (the scenario excludes devices with unknown criteria)")
-    short = why == ""
+        v.fail(weighted_unknown.any(axis=1), names + " unknown (the scenario excludes devices with unknown criteria)")
+    status = v.status
+    short = status == "shortlisted"
     crit = pd.DataFrame(np.nan, index=catalog.index, columns=list(CRITERIA))
     s = short.to_numpy()
-    crit.loc[s, "time"] = _scale(f.loc[s, "time_value"], log=True, higher_is_better=False)
+    crit.loc[s, "time"] = speed_score(f.loc[s, "target_margin"], scenario.target_headroom)
     crit.loc[s, "cost"] = _scale(f.loc[s, "cost_per_million_tokens"], log=True, higher_is_better=False)
     crit.loc[s, "efficiency"] = _scale(f.loc[s, "flops_per_w"], log=True)
     crit.loc[s, "ecosystem"] = f.loc[s, "ecosystem_score"].to_numpy(dtype=float) / 100.0
@@ -211,8 +344,10 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     score = pd.Series(score, index=catalog.index)
     out = pd.DataFrame({
         "name": catalog["name"], "vendor": catalog["vendor"], "segment": catalog["segment"],
-        "status": np.where(short, "shortlisted", "excluded"), "excluded_because": why,
-        "score": score.where(short),
+        "status": status, "cannot_verify": status == "cannot verify",
+        "unknown_figure": v.unknown.where(status == "cannot verify", ""),
+        "would_settle": v.settle.where(status == "cannot verify", ""),
+        "excluded_because": v.failed, "score": score.where(short),
     })
     for k in CRITERIA:
         out[f"score_{k}"] = crit[k].where(short)
@@ -220,10 +355,14 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["criteria_weighted"] = sum(1 for k in CRITERIA if w[k] > 0)
     out["unknown_criteria"] = [", ".join(_UNKNOWN_WORDS[k] for k in CRITERIA if w[k] > 0 and u[k])
                                for u in unknown.to_dict("records")]
-    for col in ("peak_flops", "devices_needed", "days_on_n", "latency_ms", "cost_per_million_tokens", "cloud_usd",
-                "purchase_usd", "flops_per_w", "ecosystem_score", "headroom", "memory_per_device_gb",
-                "tokens_per_device_hour"):
+    for col in ("peak_flops", "devices_needed", "devices_needed_low", "devices_needed_high", "days_on_n",
+                "days_right_sized", "latency_ms", "target_margin", "target_margin_low", "target_margin_high",
+                "purchase_unit", "units_to_buy", "total_cost_usd", "total_cost_usd_low", "total_cost_usd_high",
+                "purchase_usd", "energy_usd", "rent_usd", "cloud_usd_per_hour", "cloud_price_basis",
+                "cloud_providers", "cloud_largest_instance", "cost_per_million_tokens", "flops_per_w",
+                "ecosystem_score", "headroom", "memory_per_device_gb", "tokens_per_device_hour"):
         out[col] = f[col]
+    out["cloud_usd"] = f["rent_usd"]
     # the projection's ranges and where its efficiencies come from
     out["days_on_n_low"] = f.get("days_on_n_low", np.nan)
     out["days_on_n_high"] = f.get("days_on_n_high", np.nan)
@@ -240,16 +379,33 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
 
     spans = (f["n_devices"].fillna(1) > 1) if "n_devices" in f else pd.Series(scenario.n_devices > 1, index=f.index)
     risk = purchase_risks(catalog["name"].tolist(), scenario.deployment, spans.tolist(), training)
-    out["purchase_risks"] = risk["purchase_risks"].to_numpy()
+    out["purchase_risks"] = [("; ".join(x for x in (r, m) if x)) for r, m in
+                             zip(risk["purchase_risks"], market_notes.to_numpy())]
     out["purchase_risk_sources"] = risk["purchase_risk_sources"].to_numpy()
-    unit = sizing.compute_need(scenario).get("work_unit", "tokens")
     out["work_unit"] = unit
     out["reason"] = [_reason(r, w, training, scenario, unit) for r in out.to_dict("records")]
-    out = out.sort_values(["status", "score"], ascending=[False, False], na_position="last")
+    out["_order"] = out["status"].map({k: i for i, k in enumerate(STATUSES)})
+    out = out.sort_values(["_order", "score", "name"], ascending=[True, False, True], na_position="last") \
+        .drop(columns="_order")
     out.insert(0, "rank", np.nan)
     n_short = int(short.sum())
     out.iloc[:n_short, 0] = np.arange(1, n_short + 1)
     return out.reset_index(drop=True)
+
+
+_ONE = {"tokens": "token", "frames": "frame", "requests": "request", "samples": "sample", "sequences": "sequence"}
+
+
+def _sig(value, digits=2):
+    """A number to ``digits`` significant figures, with thousands separators ("1.0", "12", "1,300")."""
+    if not value == value:
+        return "unknown"
+    if value == 0 or not np.isfinite(value):
+        return f"{value:g}"
+    magnitude = int(np.floor(np.log10(abs(value))))
+    decimals = max(digits - 1 - magnitude, 0)
+    rounded = round(value, digits - 1 - magnitude)
+    return f"{rounded:,.{decimals}f}"
 
 
 _ECOSYSTEM_CACHE = {}
@@ -270,34 +426,58 @@ def _ecosystem_scores(scenario, catalog):
     return _ECOSYSTEM_CACHE[key].copy()
 
 
+def _past(value, target):
+    """``value`` to two significant figures, or more where two would print the target
+    itself ("1.04 days > target 1 days", never "1.0 > 1")."""
+    for digits in (2, 3, 4, 6):
+        text = _sig(value, digits)
+        if not value == value or float(text.replace(",", "")) != float(target):
+            return text
+    return text
+
+
+def _money(value):
+    return f"${value:,.0f}" if value == value else "unknown"
+
+
 def _reason(row, weights, training, scenario, unit="tokens"):
     if row["status"] == "excluded":
         return f"excluded: {row['excluded_because']}"
+    if row["status"] == "cannot verify":
+        return f"cannot verify: {row['unknown_figure']}; would settle it: {row['would_settle']}"
+    one = _ONE.get(unit, unit)
     parts = []
+    if row.get("configuration"):
+        parts.append(f"runs as {row['configuration']}")
     if training and row["days_on_n"] == row["days_on_n"]:
-        parts.append(f"{row['days_on_n']:,.1f} days on {scenario.n_devices} ({row['days_on_n_low']:,.1f}-"
-                     f"{row['days_on_n_high']:,.1f})")
+        parts.append(f"{_sig(row['days_on_n'])} days on {scenario.n_devices} ({_sig(row['days_on_n_low'])}-"
+                     f"{_sig(row['days_on_n_high'])}) against {scenario.time_target_days:g}")
     if not training and row["latency_ms"] == row["latency_ms"]:
-        one = {"tokens": "token", "frames": "frame", "requests": "request"}.get(unit, unit)
-        parts.append(f"{row['latency_ms']:,.2g} ms per {one} ({row['latency_ms_low']:,.2g}-{row['latency_ms_high']:,.2g})")
-    if row["cost_per_million_tokens"] == row["cost_per_million_tokens"]:
-        parts.append(f"${row['cost_per_million_tokens']:,.3g} per M {unit} ({row['cost_per_million_tokens_low']:,.3g}-"
-                     f"{row['cost_per_million_tokens_high']:,.3g})")
+        parts.append(f"{_sig(row['latency_ms'])} ms per {one} ({_sig(row['latency_ms_low'])}-"
+                     f"{_sig(row['latency_ms_high'])}) against {scenario.latency_target_ms:g}")
+    horizon = "the run" if training else f"{scenario.horizon_months} months"
+    if row["total_cost_usd"] == row["total_cost_usd"]:
+        verb = "rent" if scenario.deployment == "cloud" else "buy"
+        what = row["purchase_unit"] if verb == "buy" else f"{row['devices_needed']:.0f} devices"
+        parts.append(f"{verb} {what.removeprefix('rent ')}: {_money(row['total_cost_usd'])} over {horizon} "
+                     f"({_money(row['total_cost_usd_low'])}-{_money(row['total_cost_usd_high'])}), "
+                     f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
+    elif row.get("purchase_unit") and scenario.deployment != "cloud":
+        parts.append(f"buy {row['purchase_unit']}")
     if row["ecosystem_score"] == row["ecosystem_score"]:
         parts.append(f"ecosystem {row['ecosystem_score']:.0f}/100")
-    if row.get("configuration"):
-        parts.insert(0, f"runs as {row['configuration']}")
     scored = {k: row[f"score_{k}"] for k in CRITERIA if weights[k] > 0 and row[f"score_{k}"] == row[f"score_{k}"]}
     if row.get("unknown_criteria"):
-        parts.append(f"{row['unknown_criteria']} unknown: scored on {len(scored)} of {len(scored) + len(row['unknown_criteria'].split(', '))} criteria")
+        parts.append(f"{row['unknown_criteria']} unknown: scored on {len(scored)} of "
+                     f"{len(scored) + len(row['unknown_criteria'].split(', '))} criteria")
     if row.get("purchase_risks"):
         parts.append(f"risks: {row['purchase_risks']}")
-    if not scored:
+    if len(scored) < 2:
         return ", ".join(parts)
     best = max(scored, key=scored.get)
     worst = min(scored, key=scored.get)
     if scored[best] == scored[worst]:
-        return f"{', '.join(parts)}; level on every criterion"
+        return f"{', '.join(parts)}; level on all {len(scored)} weighted criteria"
     return f"{', '.join(parts)}; strongest on {best}, weakest on {worst}"
 
 

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "weighted_score"]
+__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "speed_score", "weighted_score"]
 
 
 #: criterion -> (what it measures, better when)
 CRITERIA = {
-    "time": ("time to result: training days on the cluster, or decode throughput per device", "faster"),
-    "cost": ("USD per million tokens: cloud rent, or purchase + energy over the horizon when owned", "cheaper"),
+    "time": ("margin over the time or latency target, counted up to the target headroom (right-sizing: "
+             "speed nobody asked for earns nothing)", "faster, up to the headroom"),
+    "cost": ("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of the "
+             "hours used, per million units of work", "cheaper"),
     "efficiency": ("peak at the scenario's precision per watt of TDP", "higher"),
     "ecosystem": ("software-stack fit for the scenario's frameworks and skills (0-100)", "higher"),
     "headroom": ("usable memory over what the model needs on the allowed devices", "more"),
@@ -47,6 +49,17 @@ def _scale(values, log=False, higher_is_better=True, mask=None):
         scaled = np.where(span > 0, 1.0 - scaled, 1.0)
     unknown = ~np.isfinite(v)
     return np.where(ok, scaled, np.where(unknown, np.nan, 0.0))
+
+
+def speed_score(margin, headroom):
+    """The time criterion: the margin over the target (target ÷ projected time, ≥ 1 for a
+    device that meets it), capped at ``1 + headroom`` and scaled to [0, 1] across the
+    candidates along the last axis. Speed past the cap earns nothing: the default
+    objective is the cheapest way to meet the demand with stated headroom, not the
+    fastest part. NaN stays NaN; equal (capped) margins all score 1.
+    """
+    m = np.asarray(margin, dtype=float)
+    return _scale(np.where(np.isfinite(m), np.minimum(m, 1.0 + float(headroom)), np.nan))
 
 
 _UNKNOWN_WORDS = {"time": "speed", "cost": "price", "efficiency": "power", "ecosystem": "ecosystem fit",
