@@ -238,3 +238,22 @@ def test_a_visitor_after_an_idle_period_longer_than_the_cell_timeout_gets_the_ap
     assert code == 200
     assert TIMED_OUT not in page, "the first visitor after an idle period got Voilà's cell timeout"
     assert "accelkit: choose an AI accelerator" in page and WIDGETS in page, "the page holds no app"
+
+
+@pytest.mark.slow
+def test_a_place_frees_when_its_kernel_is_reclaimed(tmp_path):
+    """Cap 2, no pool: two visitors fill the app, a third is refused; once their kernels are culled, a visitor gets in."""
+    port = free_port()
+    cmd = accelkit_app(port) + ["--pool-size", "0", "--max-kernels", "2", "--cull-idle", "5", "--cull-interval", "2"]
+    with serve(cmd, tmp_path / "app.log") as proc:
+        wait_for_port(port, process=proc)
+        url = f"http://127.0.0.1:{port}/"
+        first, second = _get(url, 120), _get(url, 120)
+        third = _get(url, 60)
+        assert (first[0], second[0], third[0]) == (200, 200, 503), (first[0], second[0], third[0])
+        deadline = time.time() + 90  # no page is connected: both kernels are culled after 5 s idle
+        while time.time() < deadline and kernels_of(proc.pid):
+            time.sleep(1)
+        assert not kernels_of(proc.pid), "the idle kernels were not culled"
+        code, page = _get(url, 120)
+    assert code == 200 and WIDGETS in page, f"a culled kernel's place was not freed (got {code})"
