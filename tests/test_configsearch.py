@@ -99,10 +99,14 @@ def test_removing_a_price_never_makes_the_cost_score_zero(catalog):
         if col in unpriced:
             unpriced.loc[unpriced["name"] == device, col] = np.nan
     row = select.rank(s, unpriced).set_index("name").loc[device]
-    assert row["status"] == "shortlisted"
-    assert np.isnan(row["score_cost"]), "an unknown price must be unknown, not the worst cost"
-    assert row["criteria_known"] == row["criteria_weighted"] - 1
-    assert "price unknown: scored on 4 of 5 criteria" in row["reason"]
+    # right-sizing ranks on the cost of meeting the demand: an unknown price cannot be placed,
+    # so the device is shown apart, never shortlisted (and never given the worst cost)
+    assert row["status"] == "cannot verify" and "price unknown" in row["unknown_figure"], row["reason"]
+    assert np.isnan(row["score"]) and np.isnan(row["score_cost"])
+    # with cost not weighted it is ranked on the rest, its price still unknown (never the worst)
+    free = select.rank(s, unpriced, weights={"cost": 0}).set_index("name").loc[device]
+    assert free["status"] == "shortlisted" and np.isnan(free["cost_per_million_tokens"])
+    assert free["criteria_known"] == free["criteria_weighted"]
     # the switch excludes such devices instead
     strict = select.rank(s.copy().update(exclude_unknown=True), unpriced).set_index("name").loc[device]
     assert strict["status"] == "excluded" and "price unknown" in strict["excluded_because"]

@@ -1,29 +1,36 @@
-"""From requirements to a ranked shortlist with reasons.
+"""From requirements to a right-sized, costed shortlist with reasons.
 
-:func:`rank` applies hard constraints first -- precision supported, model fits on
-the allowed devices, ecosystem must-haves, power envelope, budget, segment and
-deployment, time or latency target -- and records for each excluded device the
-constraint it failed. The remaining devices get a weighted score over five
-criteria (time to result, cost per unit of work, compute per watt, ecosystem
-fit, memory headroom) and a one-line reason. Everything is vectorised over the
-catalogue.
+:func:`rank` applies the hard limits first, three-valued: a device fails a limit it
+is known to miss (excluded, with the reason), cannot be verified where a figure the
+limit needs is unknown (shown apart, never shortlisted, with what would settle it),
+or passes. The limits: the person's device, vendor and market filters (export
+controls from ``data/device_facts.csv``), precision (fp16 standing in for bf16 and
+back), the serving targets, segment and deployment, memory, the device count
+(``n_devices`` caps every workload), ecosystem must-haves, power envelope, time or
+latency target, budget. The shortlist is scored on five criteria: the margin over
+the target (counted only up to ``target_headroom``), the cost of meeting the demand
+(the devices needed, bought as purchasable units or rented by the scenario's cloud
+price policy), compute per watt, ecosystem fit and memory headroom.
 
+:func:`rank_stability` draws the projection's and the prices' ranges;
+:func:`headline` names the robust winner or says the call is too close;
 :func:`sensitivity` asks which assumption would change the winner, and at what
-value.
+value; :func:`nearest_feasible` the smallest change that admits another device.
 
-Scoring: each criterion is scaled to [0, 1] across the shortlist (logarithmically
-for time and cost, which span orders of magnitude; best = 1); the score is the
-weighted mean × 100. A missing figure scores 0 on that criterion and the reason
-says so. References: multi-criteria decision analysis with weighted sums
-(Triantaphyllou, *Multi-Criteria Decision Making Methods*, Springer 2000, ch. 2).
+Scoring: each criterion is scaled to [0, 1] across the shortlist (cost on a log
+scale; best = 1); the score is the weighted mean × 100 of the known criteria (an
+unknown one drops out and the reason says so). References: multi-criteria decision
+analysis with weighted sums (Triantaphyllou, *Multi-Criteria Decision Making
+Methods*, Springer 2000, ch. 2); rank acceptability (Lahdelma & Salminen 2001).
 """
 
 # the public names, and the private ones a caller or test may reach through accelkit.select
 from .grid import rank_grid
+from .headline import ROBUST_SHARE, headline
 from .nearest import nearest_feasible
-from .ranking import _ECOSYSTEM_CACHE, _column, _ecosystem_scores, _figures, _reason, rank, shortlist  # noqa: F401
+from .ranking import STATUSES, _ECOSYSTEM_CACHE, _column, _ecosystem_scores, _figures, _reason, rank, shortlist  # noqa: F401
 from .robustness import SENSITIVITY_RANGES, rank_stability, sensitivity  # noqa: F401
-from .scoring import _UNKNOWN_WORDS, CRITERIA, DEFAULT_WEIGHTS, _scale, _weights, weighted_score  # noqa: F401
+from .scoring import _UNKNOWN_WORDS, CRITERIA, DEFAULT_WEIGHTS, _scale, _weights, speed_score, weighted_score  # noqa: F401
 
-__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "nearest_feasible", "rank", "rank_grid", "rank_stability", "sensitivity",
-           "shortlist", "weighted_score"]
+__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "ROBUST_SHARE", "STATUSES", "headline", "nearest_feasible", "rank", "rank_grid", "rank_stability", "sensitivity",
+           "shortlist", "speed_score", "weighted_score"]

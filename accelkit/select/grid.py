@@ -7,7 +7,7 @@ import numpy as np
 from .. import memory, sizing, units
 from ..catalog import load_catalog, memory_bytes, peak_flops
 from .ranking import _ecosystem_scores
-from .scoring import _scale, _weights, weighted_score
+from .scoring import _scale, _weights, speed_score, weighted_score
 
 __all__ = ["rank_grid"]
 
@@ -79,13 +79,35 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
             per_device = np.where(new, speeds[key], per_device)
             taken = taken | fits
     days = d_arr / (per_device * n) / units.SECONDS_PER_DAY
-    tokens_per_hour = per_device * units.SECONDS_PER_HOUR
+    # right-sized cost, as rank() counts it: the device-hours of the run rented by the scenario's
+    # price policy, or the fewest devices that meet the target bought with the energy of the run
+    device_hours = d_arr / per_device / units.SECONDS_PER_HOUR
     if scenario.deployment == "cloud":
-        cost = catalog["cloud_usd_per_hour"].to_numpy()[None, None, :] / tokens_per_hour * units.MEGA
+        from ..cloud_pricing import cloud_rates
+
+        hourly = cloud_rates(catalog, scenario.cloud_pricing, scenario.providers)["cloud_usd_per_hour"].to_numpy()
+        total = hourly[None, None, :] * device_hours
+        rentable = np.isfinite(hourly)
     else:
-        hours = scenario.hours_per_day * scenario.horizon_months * units.DAYS_PER_YEAR / 12
-        energy = catalog["tdp_w"].to_numpy() / units.WATTS_PER_KW * scenario.pue * scenario.electricity_usd_per_kwh * hours
-        cost = (catalog["price_usd"].to_numpy() + energy)[None, None, :] / (tokens_per_hour * hours) * units.MEGA
+        from ..purchase import purchase_plan
+
+        needed = np.maximum(np.ceil(np.round(d_arr / (per_device * scenario.time_target_days * units.SECONDS_PER_DAY),
+                                              9)), 1.0)
+        # whole purchasable units per count: priced once per distinct count (a few dozen at most)
+        price_per_count = {}
+        for count in np.unique(needed[np.isfinite(needed)]):
+            plan = purchase_plan(catalog, np.full(len(catalog), count), deployment=scenario.deployment)
+            price_per_count[count] = (plan["purchase_usd"].to_numpy(), (plan["power_w"] / count).to_numpy())
+        purchase = np.full(needed.shape, np.nan)
+        power = np.full(needed.shape, np.nan)
+        for count, (price, watts) in price_per_count.items():
+            at = needed == count
+            purchase = np.where(at, np.broadcast_to(price, needed.shape), purchase)
+            power = np.where(at, np.broadcast_to(watts, needed.shape), power)
+        energy = power / units.WATTS_PER_KW * device_hours * scenario.pue * scenario.electricity_usd_per_kwh
+        total = purchase + energy
+        rentable = np.ones(len(catalog), dtype=bool)
+    cost = total / d_arr * units.MEGA
     scores = _ecosystem_scores(scenario, catalog)
     ok_device = np.isfinite(peak[0, 0]) & np.isfinite(usable) & (scores["ecosystem_fails"].to_numpy() == 0)
     if scenario.segments:
@@ -93,12 +115,13 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
     if scenario.deployment == "edge" and not scenario.segments:
         ok_device &= (catalog["segment"] == "edge").to_numpy()
     if scenario.deployment == "cloud":
-        ok_device &= catalog["cloud_usd_per_hour"].notna().to_numpy()
+        ok_device &= rentable
     if scenario.power_envelope_w:
         ok_device &= catalog["tdp_w"].to_numpy() <= scenario.power_envelope_w
     ok = ok_device[None, None, :] & (state <= usable[None, None, :]) & (days <= scenario.time_target_days)
     crit = {
-        "time": _scale(days, log=True, higher_is_better=False, mask=ok),
+        "time": np.where(ok, speed_score(np.where(ok, scenario.time_target_days / days, np.nan),
+                                         scenario.target_headroom), 0.0),
         "cost": _scale(cost, log=True, higher_is_better=False, mask=ok),
         "efficiency": _scale(np.broadcast_to(peak / catalog["tdp_w"].to_numpy(), ok.shape), log=True, mask=ok),
         "ecosystem": np.where(ok, scores["ecosystem_score"].to_numpy() / 100.0, 0.0),

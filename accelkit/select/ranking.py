@@ -324,6 +324,13 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                 "a quoted price (the decision chapter takes quotes)" if what == "price" else "a provider's quote",
                 spend.map(lambda x: f"${x:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
 
+    if w["cost"] > 0:
+        # right-sizing is the objective: a device whose cost of meeting the demand is unknown
+        # cannot be placed against the others (scoring it on the rest would let it top the list)
+        what = "rent" if scenario.deployment == "cloud" else "price"
+        v.cannot_verify(projectable & f["devices_needed"].notna() & f["total_cost_usd"].isna(),
+                        f"{what} unknown: the cheapest way to meet the demand cannot be placed",
+                        "a quoted price (the decision chapter takes quotes), or the cost weight set to 0")
     raw = {"time": f["target_margin"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
            "ecosystem": f["ecosystem_score"], "headroom": f["headroom"]}
     unknown = pd.DataFrame({k: ~np.isfinite(x.to_numpy(dtype=float)) for k, x in raw.items()}, index=catalog.index)
@@ -431,6 +438,8 @@ def _past(value, target):
     itself ("1.04 days > target 1 days", never "1.0 > 1")."""
     for digits in (2, 3, 4, 6):
         text = _sig(value, digits)
+        if digits > 2 and "." in text:
+            text = text.rstrip("0").rstrip(".")
         if not value == value or float(text.replace(",", "")) != float(target):
             return text
     return text

@@ -9,7 +9,7 @@ import pandas as pd
 from .. import sizing
 from ..catalog import load_catalog
 from .ranking import _ecosystem_scores, rank
-from .scoring import _scale, _weights, weighted_score
+from .scoring import _scale, _weights, speed_score, weighted_score
 
 __all__ = ["SENSITIVITY_RANGES", "rank_stability", "sensitivity"]
 
@@ -133,7 +133,6 @@ def rank_stability(scenario, catalog=None, weights=None, draws=500, seed=0, top=
         return pd.DataFrame(columns=["name", "first_share", "median_rank"])
     w = _weights(scenario, weights)
     rng = np.random.default_rng(seed)
-    training = scenario.workload in sizing.TRAINING_WORKLOADS
 
     def draw(mid, low, high):
         lo = np.log(np.where(np.isfinite(low) & (low > 0), low, mid))
@@ -141,21 +140,15 @@ def rank_stability(scenario, catalog=None, weights=None, draws=500, seed=0, top=
         u = rng.random((draws, len(mid)))
         return np.exp(lo + u * (hi - lo))
 
-    if training:
-        time_mid, time_lo, time_hi = (short[c].to_numpy(dtype=float) for c in ("days_on_n", "days_on_n_low",
-                                                                                "days_on_n_high"))
-    else:
-        rate = short["tokens_per_device_hour"].to_numpy(dtype=float)
-        lat = short["latency_ms"].to_numpy(dtype=float)
-        lat_lo, lat_hi = short["latency_ms_low"].to_numpy(dtype=float), short["latency_ms_high"].to_numpy(dtype=float)
-        # the rate's spread follows the latency's (same efficiencies)
-        time_mid, time_lo, time_hi = 1.0 / rate, (1.0 / rate) * lat_lo / lat, (1.0 / rate) * lat_hi / lat
-    times = draw(time_mid, time_lo, time_hi)
+    # the time criterion as rank() scores it: the margin over the target, capped at the headroom
+    time_mid, time_lo, time_hi = (short[c].to_numpy(dtype=float) for c in ("target_margin", "target_margin_low",
+                                                                            "target_margin_high"))
+    margins = draw(time_mid, time_lo, time_hi)
     costs = draw(*(short[c].to_numpy(dtype=float) for c in ("cost_per_million_tokens", "cost_per_million_tokens_low",
                                                               "cost_per_million_tokens_high")))
-    fixed = {k: np.broadcast_to(short[f"score_{k}"].to_numpy(dtype=float), times.shape)
+    fixed = {k: np.broadcast_to(short[f"score_{k}"].to_numpy(dtype=float), margins.shape)
              for k in ("efficiency", "ecosystem", "headroom")}
-    crit = {"time": _scale(times, log=True, higher_is_better=False),
+    crit = {"time": speed_score(margins, scenario.target_headroom),
             "cost": _scale(costs, log=True, higher_is_better=False), **fixed}
     score, _ = weighted_score(crit, w)
     order = np.argsort(-np.nan_to_num(score, nan=-1.0), axis=1)
