@@ -135,8 +135,9 @@ class MonitorPanel(Panel):
                                              match=v["match"].strip() or None)
             else:
                 if not self.probes_allowed:
-                    raise M.MonitorError("sampling is off in this app: it would measure the server; run "
-                                         "`accelkit monitor --json` on your machine and upload the log")
+                    raise M.MonitorError("sampling is off in this app: it would measure the server; log your "
+                                         "GPUs with nvidia-smi --query-gpu=... --format=csv -l 1 on your machine "
+                                         "and upload the log")
                 seconds = float(v["seconds"])
                 if not 0 < seconds <= self.max_seconds:
                     raise M.MonitorError(f"sample for: expected a number of seconds in (0, {self.max_seconds:g}]; "
