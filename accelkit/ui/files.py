@@ -13,6 +13,7 @@ from pathlib import Path
 
 import ipywidgets as W
 
+from .. import units
 from .. import userfiles as U
 
 __all__ = ["FilePicker", "download_link", "DownloadBox"]
@@ -55,7 +56,7 @@ class FilePicker:
         self.choice = W.Dropdown(options=options, value=value, description=description,
                                  layout=W.Layout(width=width))
         self.upload = W.FileUpload(accept=accept, multiple=multiple, description="upload",
-                                   tooltip=f"a file from your computer (at most {U.MAX_BYTES // 2**20} MiB)",
+                                   tooltip=f"a file from your computer (at most {U.MAX_BYTES / units.MIB:g} MiB)",
                                    layout=W.Layout(width="120px"))
         self.upload.observe(self._on_upload, names="value")
         self.widget = W.HBox([self.choice, self.upload], layout=W.Layout(align_items="center"))
