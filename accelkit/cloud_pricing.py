@@ -68,7 +68,8 @@ def cloud_rates(catalog, policy="on-demand", providers=None, listings=None):
         Index as ``catalog``: ``cloud_usd_per_hour``, ``cloud_usd_per_hour_low``,
         ``cloud_usd_per_hour_high`` [USD per device-hour], ``cloud_providers`` (how
         many providers set the price), ``cloud_largest_instance`` (most devices in one
-        listed instance), ``cloud_price_basis`` (the policy in words) and
+        listed instance), ``cloud_smallest_instance`` (fewest devices one listing rents),
+        ``cloud_price_basis`` (the policy in words) and
         ``cloud_price_source`` (the URLs of the listings used).
     """
     if policy not in POLICIES:
@@ -106,6 +107,8 @@ def cloud_rates(catalog, policy="on-demand", providers=None, listings=None):
     out["cloud_usd_per_hour_high"] = np.fmax(out["cloud_usd_per_hour"], key.map(high).astype(float))
     out["cloud_providers"] = key.map(rate.count()).fillna(0).astype(int)
     out["cloud_largest_instance"] = key.map(grouped["count"].max()).astype(float)
+    # the fewest devices one can rent: the smallest instance among the listings that set the price
+    out["cloud_smallest_instance"] = key.map(grouped["count"].min()).astype(float)
     out["cloud_price_source"] = key.map(grouped["source_url"].agg(lambda s: " ".join(dict.fromkeys(s)))).fillna("")
     words = {"on-demand": "median on-demand rate of {n} provider(s)", "committed-1y": "median 1-year commitment of {n} "
              "provider(s)", "committed-3y": "median 3-year commitment of {n} provider(s)",

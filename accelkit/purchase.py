@@ -86,8 +86,10 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
     units_out, bought = n.copy(), n.copy()
     cost, cost_low, cost_high, power = n * price, n * low, n * high, n * tdp
     host = np.zeros(len(n), dtype=bool)
-    words = np.array([f"{v:.0f} × {name} (device price only; host not priced)" if v == v else ""
-                      for v, name in zip(n, names)], dtype=object)
+    quoted_rows = catalog["price_quoted"].to_numpy(dtype=bool) if "price_quoted" in catalog else np.zeros(len(n), bool)
+    words = np.array([(f"{v:.0f} × {name} at your quoted price" if q else
+                       f"{v:.0f} × {name} (device price only; host not priced)") if v == v else ""
+                      for v, name, q in zip(n, names, quoted_rows)], dtype=object)
     source = np.full(len(n), "", dtype=object)
     table = _systems() if systems is None else systems
     if len(table):
@@ -105,8 +107,11 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
         order = np.lexsort((total, pos))
         first = order[np.unique(pos[order], return_index=True)[1]]
         first = first[np.isfinite(total[first])]
+        quoted = catalog["price_quoted"].to_numpy(dtype=bool) if "price_quoted" in catalog else np.zeros(len(n), bool)
         for j in first:  # one priced unit per device at most: a few dozen rows
             i, r = pos[j], row[j]
+            if quoted[i]:  # the person's quote for the device stands
+                continue
             unit = table.iloc[r]
             kj = k[j]
             ulow = unit["price_low_usd"] if unit["price_low_usd"] == unit["price_low_usd"] else unit_price[j]

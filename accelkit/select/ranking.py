@@ -73,7 +73,8 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
     else:
         rates = pd.DataFrame({c: catalog.get(c, pd.Series(np.nan, index=catalog.index)) for c in
                               ("cloud_usd_per_hour", "cloud_usd_per_hour_low", "cloud_usd_per_hour_high")})
-        rates["cloud_providers"], rates["cloud_price_basis"], rates["cloud_largest_instance"] = 0, "", np.nan
+        rates["cloud_providers"], rates["cloud_price_basis"] = 0, ""
+        rates["cloud_largest_instance"] = rates["cloud_smallest_instance"] = np.nan
     plan = purchase_plan(catalog, needed[""], deployment=scenario.deployment)
     if training:
         demand_work = float(scenario.tokens)
@@ -82,14 +83,18 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         need = sizing.compute_need(scenario)
         per_s = need.get("requests_per_s", scenario.requests_per_s) * (scenario.output_tokens if kind == "llm" else 1.0)
         demand_work = per_s * units.SECONDS_PER_HOUR * hours_horizon
-    total, purchase, energy, rent = {}, {}, {}, {}
+    total, purchase, energy, rent, rented = {}, {}, {}, {}, {}
+    instance = rates["cloud_smallest_instance"].fillna(1.0).clip(lower=1.0)
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
         # the cost range: the low price at the fast end of the projection, the high price at the slow end
         count = needed[level]
+        # rented as whole instances: a device sold only in 8-GPU instances is rented 8 at a time
+        rented[level] = np.ceil(count / instance) * instance if cloud else count
         if training:
-            hours_used = table[f"device_hours{level}"]  # device-hours of the run
+            # device-hours of the run, on every device held while it runs
+            hours_used = table[f"device_hours{level}"] * rented[level] / count
         else:
-            hours_used = count * hours_horizon  # device-hours of serving over the horizon
+            hours_used = rented[level] * hours_horizon  # device-hours of serving over the horizon
         if cloud:
             hourly = rates[f"cloud_usd_per_hour{level}"] * factor
             rent[level] = hourly * hours_used
@@ -113,7 +118,8 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         days_right_sized=days_right_sized,
         cloud_usd_per_hour=rates["cloud_usd_per_hour"] * factor, cloud_price_basis=rates["cloud_price_basis"],
         cloud_providers=rates["cloud_providers"], cloud_largest_instance=rates["cloud_largest_instance"],
-        purchase_unit=plan["purchase_unit"], units_to_buy=plan["units_to_buy"],
+        purchase_unit=plan["purchase_unit"] if not cloud else _rent_words(rented[""], instance, catalog["name"]),
+        units_to_buy=plan["units_to_buy"], devices_rented=rented[""] if cloud else np.nan,
         purchase_usd=purchase.get("", pd.Series(np.nan, index=catalog.index)),
         energy_usd=energy.get("", pd.Series(np.nan, index=catalog.index)),
         rent_usd=rent.get("", pd.Series(np.nan, index=catalog.index)),
@@ -122,6 +128,18 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         cost_per_million_tokens_high=per_million["_high"], flops_per_w=peak / catalog["tdp_w"],
         headroom=usable / need_bytes - 1.0,
     )
+
+
+def _rent_words(rented, instance, names):
+    """"rent 8 × Instinct MI325X (1 instance of 8)" per device."""
+    out = []
+    for n, k, name in zip(rented, instance, names):
+        if not n == n:
+            out.append("")
+            continue
+        extra = f" ({n / k:.0f} instance{'s' if n / k != 1 else ''} of {k:.0f})" if k > 1 else ""
+        out.append(f"rent {n:.0f} × {name}{extra}")
+    return pd.Series(out, index=names.index)
 
 
 def _serving_need_bytes(scenario, table):
@@ -364,7 +382,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                                for u in unknown.to_dict("records")]
     for col in ("peak_flops", "devices_needed", "devices_needed_low", "devices_needed_high", "days_on_n",
                 "days_right_sized", "latency_ms", "target_margin", "target_margin_low", "target_margin_high",
-                "purchase_unit", "units_to_buy", "total_cost_usd", "total_cost_usd_low", "total_cost_usd_high",
+                "purchase_unit", "units_to_buy", "devices_rented", "total_cost_usd", "total_cost_usd_low", "total_cost_usd_high",
                 "purchase_usd", "energy_usd", "rent_usd", "cloud_usd_per_hour", "cloud_price_basis",
                 "cloud_providers", "cloud_largest_instance", "cost_per_million_tokens", "flops_per_w",
                 "ecosystem_score", "headroom", "memory_per_device_gb", "tokens_per_device_hour"):
@@ -461,14 +479,18 @@ def _reason(row, weights, training, scenario, unit="tokens"):
     if training and row["days_on_n"] == row["days_on_n"]:
         parts.append(f"{_sig(row['days_on_n'])} days on {scenario.n_devices} ({_sig(row['days_on_n_low'])}-"
                      f"{_sig(row['days_on_n_high'])}) against {scenario.time_target_days:g}")
+        k = row.get("devices_needed", np.nan)
+        if k == k and k < scenario.n_devices:
+            parts.append(f"right-sized to {k:.0f} device{'s' if k != 1 else ''}: about "
+                         f"{_sig(row['days_right_sized'])} days")
     if not training and row["latency_ms"] == row["latency_ms"]:
         parts.append(f"{_sig(row['latency_ms'])} ms per {one} ({_sig(row['latency_ms_low'])}-"
                      f"{_sig(row['latency_ms_high'])}) against {scenario.latency_target_ms:g}")
     horizon = "the run" if training else f"{scenario.horizon_months} months"
     if row["total_cost_usd"] == row["total_cost_usd"]:
         verb = "rent" if scenario.deployment == "cloud" else "buy"
-        what = row["purchase_unit"] if verb == "buy" else f"{row['devices_needed']:.0f} devices"
-        parts.append(f"{verb} {what.removeprefix('rent ')}: {_money(row['total_cost_usd'])} over {horizon} "
+        what = row["purchase_unit"].removeprefix("rent ")
+        parts.append(f"{verb} {what}: {_money(row['total_cost_usd'])} over {horizon} "
                      f"({_money(row['total_cost_usd_low'])}-{_money(row['total_cost_usd_high'])}), "
                      f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
     elif row.get("purchase_unit") and scenario.deployment != "cloud":

@@ -13,7 +13,7 @@ from ..catalog import load_catalog
 from . import controls as C
 from ._base import CSS, FigureOutput, Panel, error_html, range_text, table_html
 
-__all__ = ["DecisionPanel", "parse_prices"]
+__all__ = ["DecisionPanel", "parse_prices", "plan_words"]
 
 
 def _projected_cell(row, training):
@@ -34,6 +34,21 @@ def _configuration(row, training):
     if training and mfu == mfu:
         text += f", MFU {mfu:.0%}"
     return html.escape(text)
+
+
+def plan_words(row, scenario):
+    """What to order (or rent) and what it costs over the horizon, in one sentence, from
+    :func:`accelkit.select.rank`'s plan columns (``purchase_unit``, ``total_cost_usd`` and
+    its range)."""
+    training = scenario.workload in sizing.TRAINING_WORKLOADS
+    horizon = "the run" if training else f"{scenario.horizon_months} months"
+    total = range_text(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"], "${:,.0f}",
+                       "price unknown")
+    if scenario.deployment == "cloud":
+        what = f"{row['purchase_unit']} ({row.get('cloud_price_basis') or 'no listing'})"
+    else:
+        what = f"buy {row['purchase_unit']}"
+    return f"{what}: {total} over {horizon}."
 
 
 def parse_prices(text, catalog):
@@ -85,8 +100,12 @@ class DecisionPanel(Panel):
                                               "targets, and precision when lower ones are allowed"),
             "allow_lower_precision": C.toggle("allow lower precisions (fp8, int8, int4)", s.allow_lower_precision,
                                               "let the search quantise: faster and smaller, with a quality risk"),
-            "exclude_unknown": C.toggle("exclude devices with an unknown price", s.exclude_unknown,
-                                        "off: a device without a price is scored on the criteria that are known"),
+            "exclude_unknown": C.toggle("exclude devices with an unknown criterion", s.exclude_unknown,
+                                        "off: a device with an unknown figure that is not a limit (its power, its "
+                                        "ecosystem fit) is scored on the criteria that are known"),
+            "market": C.choice("market", ["global", "china"], s.market, width="200px"),
+            "cloud_pricing": C.choice("cloud price", ["on-demand", "committed-1y", "committed-3y", "lowest"],
+                                      s.cloud_pricing, width="240px"),
             "budget_usd": C.number("budget", s.budget_usd or 0.0, "USD, 0 = none", width="260px"),
             "power_envelope_w": C.number("power envelope", s.power_envelope_w or 0.0, "W per device, 0 = none",
                                          width="320px"),
@@ -98,7 +117,8 @@ class DecisionPanel(Panel):
             self.controls[f"w_{k}"] = C.slider(k, weights.get(k, 1.0), 0.0, 5.0, 0.25, "weight",
                                                tooltip=select.CRITERIA[k][0], width="320px")
         self.bind_same("workload", "model", "precision", "deployment", "n_devices", "time_target_days",
-                     "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown")
+                     "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown",
+                     "market", "cloud_pricing")
         self.bind("ttft_target_ms", "ttft_target_ms", lambda v: v or None, lambda v: v or 0.0)
         self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
         self.bind("power_envelope_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
@@ -125,8 +145,11 @@ class DecisionPanel(Panel):
         if not prices:
             return self.base_catalog, prices
         catalog = self.base_catalog.copy()
+        catalog["price_quoted"] = False
         for name, usd in prices.items():
-            catalog.loc[catalog["name"] == name, "price_usd"] = usd
+            row = catalog["name"] == name
+            catalog.loc[row, ["price_usd", "price_low_usd", "price_high_usd"]] = usd
+            catalog.loc[row, "price_quoted"] = True
         return catalog, prices
 
     def layout(self):
@@ -134,7 +157,8 @@ class DecisionPanel(Panel):
         boxes = C.groups(
             C.group("Job", [c["workload"], c["model"], c["precision"], c["deployment"]]),
             C.group("Constraints", [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["ttft_target_ms"],
-                                    c["budget_usd"], c["power_envelope_w"], c["quoted_prices"]]),
+                                    c["budget_usd"], c["power_envelope_w"], c["market"], c["cloud_pricing"],
+                                    c["quoted_prices"]]),
             C.group("Search", [c["search_configurations"], c["allow_lower_precision"], c["exclude_unknown"]]),
             C.group("Weights", [c[f"w_{k}"] for k in select.CRITERIA]),
         )
@@ -142,6 +166,7 @@ class DecisionPanel(Panel):
                        t["shortlist"],
                        f["breakdown"], W.HTML("<h4>What would change the answer</h4>"),
                        W.HBox([self.sensitivity_button, self.sensitivity_note]), f["tornado"], t["sensitivity"],
+                       W.HTML("<h4>Cannot be verified: a figure a limit needs is unknown</h4>"), t["unverified"],
                        W.HTML("<h4>Excluded, and why</h4>"), t["excluded"], self.save_box()])
 
     def compute(self):
@@ -150,41 +175,45 @@ class DecisionPanel(Panel):
         weights = self._weights()
         ranked = select.rank(s, catalog, weights)
         short = ranked[ranked["status"] == "shortlisted"]
+        unverified = ranked[ranked["status"] == "cannot verify"]
         excluded = ranked[ranked["status"] == "excluded"]
         m = sizing.model_of(s)
-        summary = []
+        training = s.workload in sizing.TRAINING_WORKLOADS
+        stable = select.rank_stability(s, catalog, weights, ranked=ranked) if len(short) > 1 else None
+        verdict = select.headline(ranked, stable)
+        summary = [verdict["text"]]
         if short.empty:
-            counts = excluded["excluded_because"].str.split(":").str[0].str.replace(r"\b\d[\d,.]*", "N", regex=True)
-            summary.append(f"No device passes every hard constraint for {s.workload} of {m['name']}. Most common reason: "
-                           f"{counts.value_counts().index[0]}. Relax that constraint.")
+            if len(excluded):
+                counts = excluded["excluded_because"].str.split(":").str[0].str.replace(r"\b\d[\d,.]*", "N",
+                                                                                       regex=True)
+                summary.append(f"For {s.workload} of {m['name']}, the most common reason a device fails: "
+                               f"{counts.value_counts().index[0]}. Relax that limit.")
         else:
             top = short.iloc[0]
-            summary.append(f"Recommendation for {s.workload} of {m['name']} ({s.precision}, {s.deployment}): "
+            summary.append(f"{s.workload.capitalize()} of {m['name']} ({s.precision}, {s.deployment}): "
                            f"{top['name']} -- {top['reason']}.")
-            if len(short) > 1:
-                second = short.iloc[1]
-                summary.append(f"Runner-up: {second['name']} ({second['score']:.0f} vs {top['score']:.0f} points) -- "
-                               f"{second['reason']}.")
-            summary.append(f"{len(short)} device(s) shortlisted, {len(excluded)} excluded by a hard constraint.")
-            if len(short) > 1:
-                stable = select.rank_stability(s, catalog, weights, ranked=ranked)
+            summary.append(plan_words(top, s))
+            for _, other in short.iloc[1:3].iterrows():
+                summary.append(f"Runner-up: {other['name']} ({other['score']:.0f} vs {top['score']:.0f} points) -- "
+                               f"{plan_words(other, s)}")
+            summary.append(f"{len(short)} device(s) shortlisted, {len(unverified)} cannot be verified, "
+                           f"{len(excluded)} excluded by a hard limit.")
+            if stable is not None:
                 shares = ", ".join(f"{n} {v:.0%}" for n, v in zip(stable["name"], stable["first_share"]) if v > 0)
                 summary.append(f"Drawn 500 times over the projection's and the prices' ranges, first place goes to: "
                                f"{shares}.")
-            if short["cost_per_million_tokens"].isna().all():
-                summary.append("No shortlisted device has a price for this deployment, so cost does not separate them: "
-                               "enter the prices you were quoted.")
         if prices:
             summary.append("Using quoted prices for " + ", ".join(f"{k} (${v:,.0f})" for k, v in prices.items()) + ".")
-        training = s.workload in sizing.TRAINING_WORKLOADS
         rows = short.to_dict("records")
+        money = "rent" if s.deployment == "cloud" else "buy"
         shown = pd.DataFrame({
             "rank": short["rank"], "device": short["name"].map(html.escape), "score": short["score"],
             "configuration": [_configuration(r, training) for r in rows],
             "projected (range)": [_projected_cell(r, training) for r in rows],
-            "cost per M (range)": [range_text(r["cost_per_million_tokens"], r["cost_per_million_tokens_low"],
-                                               r["cost_per_million_tokens_high"], "${:,.3g}", "price unknown")
-                                   for r in rows],
+            money: short["purchase_unit"].map(lambda x: html.escape(str(x).removeprefix("rent "))),
+            f"total, {('the run' if training else f'{s.horizon_months} months')} (range)": [
+                range_text(r["total_cost_usd"], r["total_cost_usd_low"], r["total_cost_usd_high"], "${:,.0f}",
+                           "price unknown") for r in rows],
             "time": short["score_time"], "cost": short["score_cost"], "efficiency": short["score_efficiency"],
             "ecosystem": short["score_ecosystem"], "headroom": short["score_headroom"],
             "risks": [f'<span title="{html.escape(src, quote=True)}">{html.escape(text)}</span>' if text else "—"
@@ -197,12 +226,15 @@ class DecisionPanel(Panel):
                            "another device.")
         fmt = {"rank": "{:.0f}".format, "score": "{:.1f}".format,
                **{k: "{:.2f}".format for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}}
+        uv = unverified[["name", "vendor", "unknown_figure", "would_settle"]]
+        uv.columns = ["device", "vendor", "unknown", "what would settle it"]
         ex = excluded[["name", "vendor", "excluded_because"]]
         ex.columns = ["device", "vendor", "excluded because"]
         return {
-            "ranked": ranked, "weights": weights, "summary": summary, "forward": forward,
+            "ranked": ranked, "weights": weights, "summary": summary, "forward": forward, "headline": verdict,
             "figures": {"breakdown": plots.score_breakdown_chart(ranked, weights)},
-            "tables": {"shortlist": table_html(shown, fmt, escape=False), "excluded": table_html(ex, max_rows=80)},
+            "tables": {"shortlist": table_html(shown, fmt, escape=False), "unverified": table_html(uv, max_rows=80),
+                       "excluded": table_html(ex, max_rows=80)},
         }
 
     def render(self, result):
@@ -272,9 +304,10 @@ class DecisionPanel(Panel):
             return f"ERROR: {self.error}"
         ranked = self.result["ranked"]
         short = ranked[ranked["status"] == "shortlisted"]
-        lines = [f"shortlisted: {len(short)}", f"excluded: {int((ranked['status'] == 'excluded').sum())}"]
+        lines = [f"shortlisted: {len(short)}", f"cannot verify: {int((ranked['status'] == 'cannot verify').sum())}",
+                 f"excluded: {int((ranked['status'] == 'excluded').sum())}", f"headline: {self.result['headline']['text']}"]
         for i, (_, row) in enumerate(short.head(3).iterrows(), 1):
-            lines.append(f"#{i}: {row['name']} ({row['score']:.1f})")
+            lines.append(f"#{i}: {row['name']} ({row['score']:.1f}); {plan_words(row, self.scenario)}")
         if self.sensitivity is not None:
             for _, row in self.sensitivity[0].iterrows():
                 at = (f"{row['switches_at']:g} -> {row['new_winner']}" if row["switches_at"] == row["switches_at"]
