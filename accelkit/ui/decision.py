@@ -190,7 +190,7 @@ class DecisionPanel(Panel):
                                f"{counts.value_counts().index[0]}. Relax that limit.")
         else:
             top = short.iloc[0]
-            summary.append(f"{s.workload.capitalize()} of {m['name']} ({s.precision}, {s.deployment}): "
+            summary.append(f"Recommendation for {s.workload} of {m['name']} ({s.precision}, {s.deployment}): "
                            f"{top['name']} -- {top['reason']}.")
             summary.append(plan_words(top, s))
             for _, other in short.iloc[1:3].iterrows():

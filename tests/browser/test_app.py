@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .conftest import ARTIFACTS, no_error_output, open_page, texts, type_number
@@ -48,3 +50,23 @@ def test_link_with_a_bad_value_names_the_field(page, app_url):
     open_page(page, app_url + "?batch_size=-3", ready="text=choose an AI accelerator", charts=False)
     page.wait_for_selector(".ak-error", timeout=30_000)
     assert "batch_size" in " ".join(texts(page, ".ak-error"))
+
+
+def test_decision_tab_shows_what_to_buy_the_total_and_the_devices_that_cannot_be_verified(page, app_url):
+    """Issue 25: the buyer sees the purchasable unit, how many, the total with its range, and the
+    devices whose unknown price decides the budget shown apart (never in the shortlist)."""
+    open_page(page, app_url + "?workload=inference&model=Llama-3.1+8B&deployment=on-prem&budget_usd=20000"
+              "&tab=decision", ready=".ak-summary")
+    page.wait_for_function("document.body.innerText.includes('Recommendation for inference of Llama-3.1 8B')",
+                           timeout=90_000)
+    no_error_output(page)
+    summary = " ".join(texts(page, ".ak-summary"))
+    assert re.search(r"buy \d+ × .+: \$[\d,]+ \(\$[\d,]+-\$[\d,]+\) over 36 months", summary), summary
+    assert "cannot be verified" in summary
+    shortlist = page.locator("table", has=page.locator("th", has_text="configuration")).first.inner_text()
+    assert re.search(r"\d+ × ", shortlist) and "total, 36 months (range)" in shortlist
+    unverified = page.locator("table", has=page.locator("th", has_text="what would settle it")).first
+    body = unverified.inner_text()
+    # Gaudi 2 and A30 have no published price: under a budget they cannot be verified
+    assert "Gaudi 2" in body and "price unknown" in body and "quoted price" in body
+    assert "Gaudi 2" not in shortlist
