@@ -249,31 +249,65 @@ def cmd_validate(args):
     print()
     print("geometric-mean error = exp(mean |ln(projected speed / measured speed)|) - 1")
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    if args.csv:
-        results.to_csv(args.csv, index=False)
-        print(f"cases written: {args.csv}")
-    if args.chart:
-        import plotly.io as pio
+    try:
+        if args.csv:
+            target = args.csv
+            results.to_csv(args.csv, index=False)
+            print(f"cases written: {args.csv}")
+        if args.chart:
+            import plotly.io as pio
 
-        from .plots import validation_chart
+            from .plots import validation_chart
 
-        pio.write_html(validation_chart(results), args.chart, include_plotlyjs=True, full_html=True)
-        print(f"chart written: {args.chart}")
+            target = args.chart
+            pio.write_html(validation_chart(results), args.chart, include_plotlyjs=True, full_html=True)
+            print(f"chart written: {args.chart}")
+    except OSError as exc:
+        print(f"accelkit validate: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the command's error convention: one line naming the option, exit 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+
+
+def _port(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text[:40]!r}") from None
+    if not 1 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {value}")
+    return value
+
+
+def _whole_seconds(text):
+    """Whole seconds >= 0 (Jupyter Server counts kernel culling in whole seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected whole seconds >= 0, got {text[:40]!r}") from None
+    if not 0 <= value <= 10**9 or value != int(value):  # also NaN and infinity
+        raise argparse.ArgumentTypeError(f"expected whole seconds >= 0 (e.g. 30), got {text[:40]}")
+    return int(value)
+
+
 def build_parser():
-    parser = argparse.ArgumentParser(prog="accelkit", description="Choose AI accelerators and prove the choice with numbers.")
+    parser = _Parser(prog="accelkit", description="Choose AI accelerators and prove the choice with numbers.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     app = sub.add_parser("app", help="serve the Voila app (default http://127.0.0.1:8866)")
     app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    app.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    app.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port, 1-65535 (default {DEFAULT_PORT})")
     app.add_argument("--pool-size", type=int, default=2, metavar="N",
                      help="kernels kept warm for the next visitors (default 2; 0: start one per visit)")
-    app.add_argument("--cull-idle", type=float, default=600, metavar="SECONDS",
+    app.add_argument("--cull-idle", type=_whole_seconds, default=600, metavar="SECONDS",
                      help="shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)")
-    app.add_argument("--cull-interval", type=float, default=60, metavar="SECONDS",
+    app.add_argument("--cull-interval", type=_whole_seconds, default=60, metavar="SECONDS",
                      help="how often to look for such kernels (default 60)")
     app.add_argument("--prometheus", action="append", default=[], metavar="URL",
                      help="a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "

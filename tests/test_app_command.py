@@ -48,8 +48,10 @@ def test_app_settings_turn_into_voilas_pool_culling_and_offline_template():
 def test_app_command_rejects_a_negative_setting_with_the_field_name(capsys):
     from accelkit.cli import main
 
-    assert main(["app", "--cull-idle", "-5"]) == 2
-    assert "cull_idle_s: expected a number >= 0" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:  # argparse: the option's type checks it
+        main(["app", "--cull-idle", "-5"])
+    assert info.value.code == 2
+    assert "--cull-idle: expected whole seconds >= 0" in capsys.readouterr().err
 
 
 @pytest.mark.slow
