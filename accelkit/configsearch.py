@@ -111,14 +111,20 @@ def _usable(catalog):
 def _training(scenario, catalog, measurements):
     n = scenario.n_devices
     cat = catalog.reset_index(drop=True)
-    if scenario.search_configurations:
+    from .projection.for_scenario import is_vision_model
+
+    if scenario.search_configurations and not is_vision_model(scenario):  # image models: data parallel only
         from .projection import training_search
         from .projection.for_scenario import _model
+        from .projection.training import finetune_settings
+
+        method, rank = finetune_settings(scenario)
 
         # sequences per rank: up to the scenario's micro-batch (its batch over the devices)
         best = training_search(cat, _model(scenario), tokens=scenario.tokens, precision=scenario.precision,
                                n_devices=n, seq_len=scenario.seq_len, max_micro_batch=max(scenario.batch_size // n, 1),
-                               measurements=measurements, utilization=scenario.utilization)
+                               measurements=measurements, utilization=scenario.utilization,
+                               finetune_method=method, lora_rank=rank)
         layout = best[["zero_stage", "tensor_parallel", "pipeline_parallel", "micro_batch_size", "recompute"]].copy()
         layout["batch_size"] = layout["micro_batch_size"] * best["data_parallel"]
     else:
@@ -147,16 +153,19 @@ def _serving(scenario, catalog, measurements):
     else:
         tp = pd.Series(1.0, index=out.index)
     out["tensor_parallel"] = tp
+    pp = out["pipeline_parallel"].fillna(1.0).where(llm, 1.0) if "pipeline_parallel" in out else 1.0
+    group = tp * pp  # one serving replica: tensor parallel within a node × pipeline stages across nodes
     for level in ("", "_low", "_high"):
         col = f"devices_for_target{level}"
-        out[col] = np.ceil(out[col] / tp) * tp
+        out[col] = np.ceil(out[col] / group) * group
     if scenario.search_configurations and llm.any():
         # the searched batch fills what memory is left: the weights and one sequence must fit
         one = sizing.min_devices_for_memory(scenario.copy().update(batch_size=1), _usable(catalog))
         out["min_devices_memory"] = np.where(llm, one.to_numpy(), out["min_devices_memory"])
-    out["devices_needed"] = np.fmax(out["devices_for_target"], out["min_devices_memory"])
+    # whole replicas: the memory count rounds up to the chosen layout's group too
+    out["devices_needed"] = np.ceil(np.fmax(out["devices_for_target"], out["min_devices_memory"]) / group) * group
     out["n_devices"] = out["devices_needed"]
-    out["pipeline_parallel"] = 1
+    out["pipeline_parallel"] = pp
     out["zero_stage"] = np.nan
     if "batch_size" not in out:
         out["batch_size"] = scenario.batch_size
@@ -226,8 +235,11 @@ def _words(row, scenario):
             parts.append("full recomputation")
     else:
         tp, b = row.get("tensor_parallel", np.nan), row.get("batch_size", np.nan)
+        pp = row.get("pipeline_parallel", 1)
         if tp == tp and tp > 1:
             parts.append(f"tensor parallel {tp:.0f}")
+        if pp == pp and pp > 1:
+            parts.append(f"{pp:.0f} pipeline stages across nodes")
         if b == b:
             parts.append(f"batch {b:.0f}")
     if STAND_IN.get(scenario.precision) == p:

@@ -266,3 +266,47 @@ def test_level_on_every_criterion_is_said_only_of_two_or_more():
     reason = _by_name(select.rank(s, weights={"time": 1, "cost": 0, "efficiency": 0, "ecosystem": 0,
                                               "headroom": 0})).loc["L4", "reason"]
     assert "level on" not in reason
+
+
+# --- 8. serving beyond one node ----------------------------------------------------------------
+
+def test_deepseek_v3_fp8_on_16_h100_is_served_across_two_nodes(catalog):
+    """671e9 fp8 weights (671 GB) do not fit one 8 × 80 GB node; two nodes of tensor parallel 8 hold them."""
+    s = Scenario(workload="inference", model="DeepSeek-V3", precision="fp8", n_devices=16, deployment="on-prem",
+                 latency_target_ms=100)
+    h100 = _by_name(select.rank(s, catalog)).loc["H100 SXM"]
+    assert h100["status"] == "shortlisted", h100["reason"]
+    assert h100["tensor_parallel"] == 8 and h100["pipeline_parallel"] == 2 and h100["devices_needed"] == 16
+    assert "2 pipeline stages across nodes" in h100["configuration"]
+    assert h100["purchase_unit"].startswith("2 × NVIDIA DGX H100")
+    # on 8 devices it cannot fit: excluded, never "cannot verify"
+    eight = _by_name(select.rank(s.copy().update(n_devices=8), catalog)).loc["H100 SXM"]
+    assert eight["status"] == "excluded", eight["reason"]
+
+
+def test_a_pipeline_stage_adds_one_network_hop_per_token():
+    """Hand-worked: TPOT(pp=2) − TPOT(pp=1) = (pp − 1)·(B·d_model·2 bytes / network + latency)."""
+    from accelkit.catalog import load_catalog
+    from accelkit.projection import inference
+    from accelkit.projection.ceilings import ceilings_for
+    from accelkit.projection.systems import network_bandwidth
+
+    one = inference("H100 SXM", "Llama-3.1 70B", n_devices=16, tensor_parallel=8, pipeline_parallel=1, batch_size=32)
+    two = inference("H100 SXM", "Llama-3.1 70B", n_devices=16, tensor_parallel=8, pipeline_parallel=2, batch_size=32)
+    ceil, _ = ceilings_for("H100 SXM", load_catalog(), None)
+    net_bw = network_bandwidth(ceil, load_catalog())[0][0]
+    hop = 32 * 8192 * 2 / net_bw + ceil["allreduce_latency_s"].iloc[0]
+    assert two["tpot_s"] - one["tpot_s"] == pytest.approx(hop, rel=1e-6)
+    assert two["pipeline_parallel"] == 2 and two["replicas"] == 1 and one["replicas"] == 2
+    # the same weights per device halve with two stages
+    assert two["weight_bytes_per_device"] == pytest.approx(one["weight_bytes_per_device"] / 2)
+
+
+def test_the_decision_tab_lays_out_even_when_its_first_compute_fails():
+    """A bad input on the first draw shows a message in the page, never Voilà's error page."""
+    from accelkit.ui.decision import DecisionPanel
+
+    panel = DecisionPanel(Scenario(**SERVE_8B), quoted_prices="H100 SXM: lots", run_sensitivity=False)
+    assert panel.error and "H100 SXM" in panel.error
+    panel.layout()  # no KeyError
+    assert "lots" in panel.message.value

@@ -193,8 +193,66 @@ def _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node):
     return np.array(cands or [1], dtype=float)
 
 
+def _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node):
+    """(tensor parallel, pipeline stages) candidates as two (1, C) arrays.
+
+    Tensor parallel stays within a node; pipeline stages span nodes, each stage a full
+    tensor-parallel group of ``devices_per_node`` (vLLM's multi-node layout: TP inside the
+    node over NVLink, PP across nodes over the network). ``pipeline_parallel=None`` adds
+    stages of 2, 4, 8 ... whole nodes dividing ``n_devices`` and the layers; a given
+    ``pipeline_parallel`` is used as is.
+    """
+    tps = _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node)
+    if pipeline_parallel is not None:
+        check_integer("pipeline_parallel", pipeline_parallel, low=1, what="a number of pipeline stages")
+        pp = int(pipeline_parallel)
+        if tensor_parallel is None:
+            tps = np.array([t for t in tps if n_devices % (t * pp) == 0] or [1.0])
+        if n_devices % (int(tps.max()) * pp):
+            raise ValueError(f"pipeline_parallel={pp} × tensor_parallel={int(tps.max())} must divide "
+                             f"n_devices={n_devices}")
+        return tps[None, :], np.full((1, len(tps)), float(pp))
+    pairs = [(t, 1.0) for t in tps]
+    node = float(min(devices_per_node, n_devices))
+    layers = shape.n_layers if np.isfinite(shape.n_layers) else np.inf
+    if tensor_parallel is None and node in tps:
+        pairs += [(node, float(p)) for p in (2, 4, 8, 16, 32) if n_devices % (node * p) == 0 and p <= layers]
+    return np.array([[t for t, _ in pairs]]), np.array([[p for _, p in pairs]])
+
+
+def _pipeline(result, pp, batch, input_tokens, shape, net_bw, net_lat):
+    """A tensor-parallel group's figures (``serve_core``) spread over ``pp`` pipeline stages.
+
+    Each stage holds ``1/pp`` of the layers, so a token still passes every layer in
+    turn: its time per output token is the group's plus ``pp − 1`` hops of its
+    activations (``B·d_model`` 16-bit values) between nodes, latency and bandwidth of
+    the device's network port; ``pp`` micro-batches of ``B`` sequences are in flight,
+    so the group of ``tp × pp`` devices emits ``pp`` times the tokens per step
+    (Narayanan et al. 2021 §2.2; vLLM's pipeline-parallel serving). The prompt crosses
+    the same ``pp − 1`` boundaries once.
+    """
+    if not np.any(pp > 1):
+        return result
+    d = _n(shape.d_model)
+    hops = pp - 1.0
+    B = np.asarray(batch, dtype=float)
+    step_hop = hops * (B * d * _ACT_BYTES / net_bw + net_lat)
+    prefill_hop = hops * (np.asarray(input_tokens, dtype=float) * d * _ACT_BYTES / net_bw + net_lat)
+    out = dict(result)
+    out["tpot_s"] = result["tpot_s"] + step_hop
+    out["decode_step_s"] = result["decode_step_s"] + step_hop
+    out["ttft_s"] = result["ttft_s"] + prefill_hop
+    out["prefill_s"] = result["prefill_s"] + prefill_hop
+    out["output_tokens_per_s"] = pp * B / out["decode_step_s"]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # every output token after the first waits the hops too
+        after_first = (result["request_latency_s"] - result["ttft_s"]) / result["tpot_s"]
+    out["request_latency_s"] = out["ttft_s"] + after_first * out["tpot_s"]
+    return out
+
+
 def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,
-              batch_size=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
+              batch_size=None, pipeline_parallel=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
               tpot_target_s=None, ttft_target_s=None, **overrides):
     """Projected serving figures of a model on a device (or every device).
@@ -215,6 +273,10 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         Devices serving together (tensor-parallel groups × data-parallel replicas).
     tensor_parallel : int, optional
         Tensor-parallel size; ``None`` picks the best per device (see module notes).
+    pipeline_parallel : int, optional
+        Pipeline stages across nodes (each a tensor-parallel group); ``None`` adds
+        whole-node stages only where the model does not fit one node (more stages
+        add a network hop per token, so one node wins wherever it fits).
     batch_size : int, optional
         Sequences decoded together per tensor-parallel group; ``None`` fills memory
         up to ``max_batch_size``.
@@ -278,10 +340,15 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     k = constants(**overrides)
     cap = k["max_batch_size"] if max_batch_size is None else float(max_batch_size)
     ceil, single = ceilings_for(device, catalog, measurements)
-    tps = _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node)[None, :]
+    tps, pps = _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node)
+    from .systems import network_bandwidth
+
+    net_bw = network_bandwidth(ceil, catalog)[0][:, None]
+    # a hop between pipeline stages: the device's measured small-message collective latency
+    net_lat = ceil["allreduce_latency_s"].to_numpy(dtype=float)[:, None]
 
     usable = ceil["memory_bytes"].to_numpy(dtype=float)[:, None] * (1.0 - k["serving_reserve_fraction"])
-    weights_dev = shape.params * w_bytes / tps
+    weights_dev = shape.params * w_bytes / (tps * pps)
     kv_tok = shape.kv_elements_per_token * kv_bytes
     kv_div = np.minimum(tps, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
     context = input_tokens + (output_tokens if batch_size is not None else output_tokens / 2.0)
@@ -301,14 +368,14 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     if slo:
         batch, slo_best = _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens,
                                                  output_tokens, w_bytes, kv_bytes, k, schedule, tpot_target_s,
-                                                 ttft_target_s)
+                                                 ttft_target_s, pps, net_bw, net_lat)
 
     def run(level):
-        return serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
-                          w_bytes, kv_bytes, k, schedule)
+        return _pipeline(serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
+                                    w_bytes, kv_bytes, k, schedule), pps, batch, input_tokens, shape, net_bw, net_lat)
 
     mid, slow, fast = run(""), run("_low"), run("_high")
-    per_dev = mid["output_tokens_per_s"] / tps
+    per_dev = mid["output_tokens_per_s"] / (tps * pps)
     choice = np.nanargmax(np.where(np.isfinite(per_dev), per_dev, -1.0), axis=1) if tps.shape[1] > 1 else \
         np.zeros(len(ceil), dtype=int)
     rows = np.arange(len(ceil))
@@ -317,7 +384,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         return np.broadcast_to(a, (len(ceil), tps.shape[1]))[rows, choice]
 
     tp_used = pick(tps)
-    replicas = n_devices / tp_used
+    pp_used = pick(pps)
+    replicas = n_devices / (tp_used * pp_used)
     n_rows = len(ceil)
     out = {"name": ceil["name"].to_numpy()}
     for name in ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s"):
@@ -339,7 +407,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     batch_used = pick(batch)
     out.update({
-        "batch_size": batch_used, "tensor_parallel": tp_used, "replicas": replicas,
+        "batch_size": batch_used, "tensor_parallel": tp_used, "pipeline_parallel": pp_used, "replicas": replicas,
         "n_devices": np.full(n_rows, n_devices), "max_batch_size": pick(fit),
         "memory_bound": pick(mid["memory_bound"]).astype(bool), "tp_comm_s": pick(mid["comm_s"]),
         "weight_bytes_per_device": pick(np.broadcast_to(weights_dev, (n_rows, tps.shape[1]))),
@@ -374,7 +442,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         for i in np.flatnonzero(short & (why == "")):
             if fit_best[i] < 1:
                 why[i] = (f"the weights and one sequence's KV cache do not fit on {n_devices} device"
-                          f"{'s' if n_devices > 1 else ''} (tensor parallel up to {int(tps.max())})")
+                          f"{'s' if n_devices > 1 else ''} (tensor parallel up to {int(tps.max())}"
+                          + (f", {int(pps.max())} pipeline stages" if pps.max() > 1 else "") + ")")
             else:
                 why[i] = f"batch_size={batch_size} does not fit: at most {int(np.nanmax(fit[i]))} sequences fit"
     feasible = why == ""
@@ -390,7 +459,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
 
 
 def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens, output_tokens, w_bytes, kv_bytes,
-                           k, schedule, tpot_target_s, ttft_target_s):
+                           k, schedule, tpot_target_s, ttft_target_s, pps=1.0, net_bw=np.inf, net_lat=0.0):
     """Per device and tensor-parallel size: the largest candidate batch whose median
     TPOT and TTFT meet the targets (NaN where none does), and the best TPOT / TTFT
     reached at batch 1 (for the reason)."""
@@ -400,8 +469,9 @@ def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_token
     best = np.full(limit.shape, np.nan)
     tpot1 = ttft1 = None
     for b in np.unique(np.concatenate([powers, [cap]])):
-        r = serve_core(shape, rates, tps, np.full(limit.shape, b), input_tokens, output_tokens, w_bytes, kv_bytes, k,
-                       schedule)
+        r = _pipeline(serve_core(shape, rates, tps, np.full(limit.shape, b), input_tokens, output_tokens, w_bytes,
+                                 kv_bytes, k, schedule), pps, np.full(limit.shape, b), input_tokens, shape, net_bw,
+                      net_lat)
         ok = np.ones(limit.shape, dtype=bool)
         if tpot_target_s is not None:
             ok &= r["tpot_s"] <= tpot_target_s
@@ -414,8 +484,9 @@ def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_token
                 ttft1 = np.nanmin(np.broadcast_to(r["ttft_s"], limit.shape), axis=1)
         best = np.where(ok & (b <= limit), b, best)
     # the memory limit itself, when it lies between two powers of two and still meets the targets
-    r = serve_core(shape, rates, tps, np.where(limit >= 1, limit, 1.0), input_tokens, output_tokens, w_bytes, kv_bytes,
-                   k, schedule)
+    r = _pipeline(serve_core(shape, rates, tps, np.where(limit >= 1, limit, 1.0), input_tokens, output_tokens, w_bytes,
+                             kv_bytes, k, schedule), pps, np.where(limit >= 1, limit, 1.0), input_tokens, shape, net_bw,
+                  net_lat)
     ok = np.ones(limit.shape, dtype=bool)
     if tpot_target_s is not None:
         ok &= r["tpot_s"] <= tpot_target_s

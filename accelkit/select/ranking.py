@@ -293,8 +293,11 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     v.fail(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
     slo = f["why"].astype(str).str.startswith("no batch meets the targets")
     v.fail(~f["feasible"].astype(bool) & slo, f["why"].astype(str))
+    # infeasible for want of a figure (unknown) or because it does not fit (a failure)
+    missing = f["why"].astype(str).str.contains("no published|not published|unknown", regex=True)
     projectable = f["feasible"].astype(bool) | slo
-    v.cannot_verify(~projectable, "cannot be projected: " + f["why"].astype(str),
+    v.fail(~projectable & ~missing, f["why"].astype(str))
+    v.cannot_verify(~projectable & missing, "cannot be projected: " + f["why"].astype(str),
                     "the missing datasheet figure, or `accelkit probe` run on the device")
     if scenario.segments:
         v.fail(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")

@@ -11,7 +11,7 @@ import pandas as pd
 from .. import plots, select, sizing
 from ..catalog import load_catalog
 from . import controls as C
-from ._base import CSS, FigureOutput, Panel, error_html, range_text, table_html
+from ._base import CSS, FigureOutput, HTMLOutput, Panel, error_html, range_text, table_html
 
 __all__ = ["DecisionPanel", "parse_prices", "plan_words"]
 
@@ -133,6 +133,10 @@ class DecisionPanel(Panel):
         # filled by run_sensitivity(), not by every control change (it takes seconds)
         self.figure_outputs["tornado"] = FigureOutput()
         self.table_outputs["sensitivity"] = W.HTML()
+        # made before the first compute, so a failing first compute still lays out (a message, not Voilà's error page)
+        self.figure_outputs["breakdown"] = FigureOutput()
+        for name in ("shortlist", "unverified", "excluded"):
+            self.table_outputs[name] = HTMLOutput()
         self.start()
         if run_sensitivity:
             self.run_sensitivity()
