@@ -41,25 +41,52 @@ def compute_need(scenario):
     Returns
     -------
     dict
-        ``total_flops`` [FLOP] (training: 6·N·D; inference: per second of serving),
+        ``total_flops`` [FLOP] (training: 6·N·D, an image model 3 × forward FLOPs × samples;
+        inference: per second of serving),
         ``required_flops_per_s`` [FLOP/s] (training: to meet the time target;
         inference: requests/s × 2·N × tokens per request), ``flops_per_token``,
         ``deadline_s`` and ``rule`` (a sentence naming the formula used).
     """
     m = model_of(scenario)
     n_active = m["active_params"]
-    if scenario.workload in TRAINING_WORKLOADS:
-        total = demand.training_flops(n_active, scenario.tokens)
+    preset = m["preset"]
+    if scenario.workload in TRAINING_WORKLOADS and preset is not None and preset["kind"] in ("cnn", "vit"):
+        # an image model: forward FLOPs per sample × 3 (backward ≈ 2 × forward, Kaplan et al. 2020 §2.1)
+        from .projection.vision import frame_flops as _frame_flops
+
+        per_sample = 3.0 * _frame_flops(preset)[0]
+        total = per_sample * scenario.tokens
         deadline = scenario.time_target_days * units.SECONDS_PER_DAY
         return {
             "total_flops": total,
             "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
-            "flops_per_token": demand.training_flops(n_active, 1.0),
+            "flops_per_token": per_sample,
+            "deadline_s": deadline,
+            "work_unit": "samples",
+            "rule": (f"3 × {per_sample / 3.0 / units.GIGA:.3g} GFLOP forward per sample × {scenario.tokens:.3g} "
+                     f"samples (forward + backward ≈ 3 forward passes, Kaplan et al. 2020 §2.1)"),
+        }
+    if scenario.workload in TRAINING_WORKLOADS:
+        method, _ = _finetune(scenario)
+        if method != "full":
+            # LoRA / QLoRA: forward (2N) and activation gradients (2N); frozen weights get no weight gradient
+            per_token = 4.0 * n_active + 6.0 * _finetune_terms(scenario)["adapters"]
+            total = per_token * scenario.tokens
+            rule = (f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens ({method}: forward and activation "
+                    "gradients only, frozen weights get no weight gradient, Hu et al. 2021 §4.2) + 6 × adapters")
+        else:
+            per_token = demand.training_flops(n_active, 1.0)
+            total = demand.training_flops(n_active, scenario.tokens)
+            rule = f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
+        deadline = scenario.time_target_days * units.SECONDS_PER_DAY
+        return {
+            "total_flops": total,
+            "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
+            "flops_per_token": per_token,
             "deadline_s": deadline,
             "work_unit": "tokens",
-            "rule": f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)",
+            "rule": rule,
         }
-    preset = m["preset"]
     kind = preset["kind"] if preset is not None else "decoder"
     if kind in ("cnn", "vit"):
         per_request = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
@@ -86,6 +113,23 @@ def compute_need(scenario):
     }
 
 
+def _finetune(scenario):
+    """``(finetune_method, lora_rank)``: the scenario's for fine-tuning, ``full`` otherwise."""
+    from .projection.training import finetune_settings
+
+    return finetune_settings(scenario)
+
+
+def _finetune_terms(scenario):
+    """The adapter and quantised parameter counts of the scenario's fine-tuning method."""
+    from .projection.for_scenario import _model
+    from .projection.shapes import resolve_model
+    from .projection.training import finetune_terms
+
+    method, rank = _finetune(scenario)
+    return finetune_terms(resolve_model(_model(scenario)), method, rank)
+
+
 def memory_need(scenario, n_devices=None, tensor_parallel=1):
     """Bytes per device the scenario needs (training: model states + activations;
     inference: weights + KV cache).
@@ -93,18 +137,29 @@ def memory_need(scenario, n_devices=None, tensor_parallel=1):
     Returns
     -------
     dict of bytes per device: ``weights, gradients, optimizer, activations, kv_cache,
-    total``, plus ``activations_known`` (False for custom models without a shape).
+    total``, plus ``activations_known`` (False for custom models without a shape) and
+    ``paged_optimizer`` (QLoRA's adapter optimizer state, which its paged optimizer may keep
+    in host memory: not in ``optimizer`` or ``total``). Fine-tuning with LoRA / QLoRA
+    (``scenario.finetune_method``) holds frozen weights and trains adapters only
+    (:func:`accelkit.memory.finetune_bytes_breakdown`).
     """
     m = model_of(scenario)
     n = scenario.n_devices if n_devices is None else n_devices
     preset = m["preset"]
     out = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "activations": 0.0, "kv_cache": 0.0,
-           "activations_known": True}
+           "activations_known": True, "paged_optimizer": 0.0}
     if scenario.workload in TRAINING_WORKLOADS:
-        parts = memory.training_bytes_breakdown(
-            m["params"], "mixed" if scenario.precision in ("bf16", "fp16", "fp8") else scenario.precision,
-            "adam", zero_stage=scenario.zero_stage, n_devices=n,
-        )
+        method, _ = _finetune(scenario)
+        mode = "mixed" if scenario.precision in ("bf16", "fp16", "fp8") else scenario.precision
+        if method == "full":
+            parts = memory.training_bytes_breakdown(m["params"], mode, "adam", zero_stage=scenario.zero_stage,
+                                                    n_devices=n)
+        else:
+            ft = _finetune_terms(scenario)
+            parts = memory.finetune_bytes_breakdown(m["params"], method, ft["adapters"], ft["quantized"] or None,
+                                                    mode, "adam", zero_stage=scenario.zero_stage, n_devices=n)
+            parts["optimizer"] = parts["optimizer"] - parts["paged"]
+            out["paged_optimizer"] = parts["paged"]
         out.update({k: parts[k] for k in ("weights", "gradients", "optimizer")})
         shaped = preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers"))
         if shaped and preset["kind"] in ("decoder", "moe-decoder", "encoder", "vit"):

@@ -3,6 +3,9 @@
 The bridge every chapter, the decision and the reports use, so that a device shows
 the same figure wherever it appears. The scenario's workload picks the model:
 
+* ``training`` / ``fine-tuning`` of an image model (CNN, ViT) ->
+  :func:`~accelkit.projection.vision.vision_training` (3 × forward FLOPs per sample,
+  ``tokens`` counting samples);
 * ``training`` / ``fine-tuning`` -> :func:`~accelkit.projection.training` on
   ``n_devices`` (data parallel; ZeRO stage, sequence length and batch from the
   scenario; ``utilization``, when set, is the person's own MFU);
@@ -25,10 +28,10 @@ from .ceilings import catalog_or_default, ceilings_for
 from .constants import constants
 from .inference import inference
 from .layouts import step_sequences
-from .training import TRAIN_PRECISIONS, training
+from .training import TRAIN_PRECISIONS, finetune_settings, training
 from .vision import frame_flops, vision_seconds
 
-__all__ = ["project_scenario", "workload_kind", "training_layout", "WORK_UNITS"]
+__all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "WORK_UNITS"]
 
 #: what one unit of work is, per workload kind
 WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames"}
@@ -104,7 +107,8 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False, la
         frame = _serving(scenario, catalog, measurements, ceil, kind, search)
     frame.index = catalog.index
     frame["kind"] = kind
-    frame["work_unit"] = WORK_UNITS[kind]
+    if "work_unit" not in frame:
+        frame["work_unit"] = WORK_UNITS[kind]
     for col in ("matmul_source", "memory_source"):
         if col not in frame:
             frame[col] = ""
@@ -128,9 +132,20 @@ def training_layout(scenario, batch_size=None):
     return micro, int(step_sequences(micro, n, scenario.seq_len) // (micro * n))
 
 
+def is_vision_model(scenario):
+    """True when the scenario's model is an image preset (CNN or ViT), trained per image, not per token."""
+    if scenario.model.lower() == "custom":
+        return False
+    from ..models import find_model
+
+    return find_model(scenario.model)["kind"] in ("cnn", "vit")
+
+
 def _training(scenario, catalog, measurements, ceil, layout=None):
     if scenario.precision not in TRAIN_PRECISIONS:
         return _empty(ceil, f"training in {scenario.precision} is not modelled (train in bf16, fp16 or fp8)")
+    if is_vision_model(scenario):
+        return _vision_training(scenario, catalog, measurements)
     n = scenario.n_devices
     tp = pp = 1
     recompute = "selective"
@@ -149,15 +164,36 @@ def _training(scenario, catalog, measurements, ceil, layout=None):
         zero = layout["zero_stage"].to_numpy(dtype=int)
         micro, accumulation = training_layout(scenario, layout["batch_size"].to_numpy(dtype=int))
         global_tokens = micro * accumulation * n * scenario.seq_len
+    method, rank = finetune_settings(scenario)
     r = training(None, _model(scenario), tokens=scenario.tokens, precision=scenario.precision, n_devices=n,
                  tensor_parallel=tp, pipeline_parallel=pp, seq_len=scenario.seq_len, global_batch_tokens=global_tokens,
                  zero_stage=zero, micro_batch_size=micro, recompute=recompute,
                  catalog=catalog, measurements=measurements, check_memory=False,
-                 utilization=scenario.utilization)
+                 utilization=scenario.utilization, finetune_method=method, lora_rank=rank)
     out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
     for level in ("", "_low", "_high"):
         out[f"work_per_device_hour{level}"] = out[f"tokens_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
         out[f"latency_s{level}"] = np.nan
+    return out
+
+
+def _vision_training(scenario, catalog, measurements):
+    """An image model trained on ``scenario.tokens`` samples (images × epochs), data parallel on
+    ``n_devices`` with at least :data:`~accelkit.projection.vision.VISION_TRAIN_BATCH` images per
+    device (the scenario's batch over the devices when larger): 3 × forward FLOPs per sample
+    (:func:`~accelkit.projection.vision.vision_training`), never 6·N·D."""
+    from .vision import VISION_TRAIN_BATCH, vision_training
+
+    n = scenario.n_devices
+    r = vision_training(None, scenario.model, samples=scenario.tokens, precision=scenario.precision, n_devices=n,
+                        batch_size=max(scenario.batch_size // n, VISION_TRAIN_BATCH), zero_stage=scenario.zero_stage,
+                        catalog=catalog, measurements=measurements, utilization=scenario.utilization)
+    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
+    for level in ("", "_low", "_high"):
+        out[f"tokens_per_s_per_device{level}"] = out[f"samples_per_s_per_device{level}"]
+        out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+        out[f"latency_s{level}"] = np.nan
+    out["work_unit"] = "samples"
     return out
 
 

@@ -20,7 +20,8 @@ from .ceilings import ceilings_for
 from .constants import constants
 from .precisions import resolve_precision
 
-__all__ = ["vision", "vision_seconds", "frame_flops", "seconds_at_utilization"]
+__all__ = ["vision", "vision_seconds", "frame_flops", "seconds_at_utilization", "vision_training",
+           "vision_train_bytes_per_sample", "VISION_TRAIN_BATCH"]
 
 
 def seconds_at_utilization(flops_per_frame, peak_ops, utilization):
@@ -103,3 +104,143 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
             raise ValueError(f"{r['name']}: {r['why']}")
         return r
     return pd.DataFrame(out)
+
+
+# --- training ---------------------------------------------------------------------------------------------------------
+
+#: images per device per step when a scenario gives fewer: the per-GPU batch of NVIDIA's ResNet-50 v1.5 recipes
+#: (DeepLearningExamples, ``--batch-size 256`` on DGX A100 and DGX-1)
+VISION_TRAIN_BATCH = 256
+
+
+def vision_train_bytes_per_sample(model, k=None):
+    """Memory traffic of an image model's non-matmul training work per sample [bytes].
+
+    A ViT (a preset with layers and width) counts like a transformer:
+    ``train_elementwise_bytes_per_token_layer × d_model`` per token per layer, its
+    tokens per image being ``F / (2·N)`` (a forward pass costs ``2·N`` FLOP per
+    token). A CNN's batch norms, activations and residual adds stream their feature
+    maps forward and backward; their bytes scale with the forward FLOPs ``F`` by
+    ``vision_train_bytes_per_flop`` (solved from one published ResNet-50 run, see
+    ``data/projection_constants.csv``).
+    """
+    k = constants() if k is None else k
+    flops, row = frame_flops(model)
+    layers, width = float(row.get("n_layers", np.nan)), float(row.get("d_model", np.nan))
+    if row.get("kind") == "vit" and np.isfinite(layers) and np.isfinite(width):
+        tokens = flops / (2.0 * float(row["params"]))
+        return k["train_elementwise_bytes_per_token_layer"] * width * tokens * layers
+    return k["vision_train_bytes_per_flop"] * flops
+
+
+def vision_training(device=None, model="ResNet-50", samples=90 * 1281167, precision="bf16", n_devices=8,
+                    batch_size=VISION_TRAIN_BATCH, zero_stage=None, devices_per_node=8, network_gbps=None,
+                    catalog=None, measurements=None, utilization=None, **overrides):
+    """Projected training time of an image model (CNN, ViT) on data-parallel devices.
+
+    One step: each of ``n_devices`` devices runs ``batch_size`` samples forward and
+    backward. Per device
+
+    * matmul (convolutions run as implicit GEMMs): ``3 · F · b`` FLOP -- the backward
+      pass costs about twice the forward (gradients of the activations and of the
+      weights), Kaplan et al. 2020, arXiv:2001.08361, §2.1 -- at the achievable
+      matmul rate × ``gemm_fraction``;
+    * the non-matmul work: :func:`vision_train_bytes_per_sample` × ``b`` at the
+      achievable bandwidth, combined with the matmul time by ``roofline_overlap``;
+    * the bf16 gradient all-reduce of ``2·N`` bytes (intra-node over the link,
+      across nodes over the network port), ``dp_overlap`` of it hidden behind the
+      backward pass; the optimizer streams 32 bytes per (ZeRO-sharded) parameter;
+      ``prefill_overhead_s`` per pass outside the kernels.
+
+    ``utilization`` (0-1) replaces the projected matmul and non-matmul time by
+    ``3 · F · b / (peak × utilization)``.
+
+    Returns
+    -------
+    dict or pandas.DataFrame
+        ``step_s, samples_per_s, samples_per_s_per_device, mfu`` (``3·F`` per sample
+        over the dense peak), ``seconds, days, device_hours`` (each with
+        ``_low``/``_high``), ``micro_batch_size`` (samples per device per step), ``global_batch``,
+        ``memory_per_device_bytes`` (model state; activations unknown),
+        ``matmul_source``, ``memory_source``, ``feasible``/``why``.
+    """
+    from .. import memory, units
+    from .._validate import check_choice, check_fraction, check_integer, check_positive
+    from .ceilings import allreduce_seconds
+    from .systems import network_bandwidth
+    from .training import TRAIN_PRECISIONS
+
+    check_positive("samples", samples, "a number of training samples (images × epochs)")
+    for name, value, what in (("n_devices", n_devices, "a number of devices"), ("batch_size", batch_size, "a batch"),
+                              ("devices_per_node", devices_per_node, "a number of devices per node")):
+        check_integer(name, value, low=1, what=what)
+    precision = check_choice("precision", precision, TRAIN_PRECISIONS)
+    if utilization is not None:
+        check_fraction("utilization", utilization, "a model FLOPs utilisation")
+    n, b = int(n_devices), int(batch_size)
+    zero = (1 if n > 1 else 0) if zero_stage is None else int(zero_stage)
+    flops, row = frame_flops(model)
+    params = float(row["params"])
+    k = constants(**overrides)
+    traffic = vision_train_bytes_per_sample(row, k)
+    ceil, single = ceilings_for(device, catalog, measurements)
+    net_bw, _ = network_bandwidth(ceil, catalog, network_gbps)
+    peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
+    per_node = float(min(devices_per_node, n))
+    nodes = float(np.ceil(n / per_node))
+    grad = 2.0 * params * (1.5 if zero >= 3 else 1.0)
+    out = {"name": ceil["name"].to_numpy()}
+    steps = {}
+    for level in ("", "_low", "_high"):
+        lat = {"": "", "_low": "_high", "_high": "_low"}[level]
+        bw = ceil[f"memory_bw{level}"].to_numpy(dtype=float)
+        if utilization is None:
+            compute = 3.0 * flops * b / (ceil[f"matmul_{precision}{level}"].to_numpy(dtype=float) * k["gemm_fraction"])
+            moved = traffic * b / bw
+            work = np.maximum(compute, moved) + (1.0 - k["roofline_overlap"]) * np.minimum(compute, moved)
+        else:
+            compute = work = 3.0 * flops * b / (peak * utilization)
+        link = np.where(per_node <= ceil["link_max_devices"].to_numpy(dtype=float),
+                        ceil[f"allreduce_bw{level}"].to_numpy(dtype=float),
+                        ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            intra = allreduce_seconds(grad, per_node, link, 0.0)
+            across = np.where(nodes > 1, 2.0 * (nodes - 1.0) / nodes * grad / per_node / net_bw, 0.0)
+        latency = ceil[f"allreduce_latency_s{lat}"].to_numpy(dtype=float)
+        dp_comm = np.where(n > 1, intra + across + 2.0 * latency * np.log2(max(n, 1)), 0.0)
+        exposed = dp_comm - k["dp_overlap"] * np.minimum(dp_comm, compute * 2.0 / 3.0)
+        optimizer = 32.0 * params / (n if zero >= 1 else 1) / bw
+        steps[level] = work + exposed + optimizer + k["prefill_overhead_s"]
+    e = k["model_error_training"]
+    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
+        rate = n * b / steps[src]
+        out[f"step_s{level}"] = steps[src]
+        out[f"samples_per_s{level}"] = n * b / steps[level]  # the low ceilings give the low rate
+        out[f"seconds{level}"] = samples / rate
+    for level in ("", "_low", "_high"):
+        out[f"samples_per_s_per_device{level}"] = out[f"samples_per_s{level}"] / n
+        out[f"mfu{level}"] = out[f"samples_per_s_per_device{level}"] * 3.0 * flops / peak
+        out[f"days{level}"] = out[f"seconds{level}"] / units.SECONDS_PER_DAY
+        out[f"device_hours{level}"] = out[f"seconds{level}"] * n / units.SECONDS_PER_HOUR
+    # widen by the engine's own error on published training measurements
+    for name in ("step_s", "samples_per_s", "samples_per_s_per_device", "mfu", "seconds", "days", "device_hours"):
+        out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
+        out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
+    out.update({"n_devices": n, "data_parallel": n, "tensor_parallel": 1, "pipeline_parallel": 1, "zero_stage": zero,
+                "micro_batch_size": b, "global_batch": n * b, "precision": precision,
+                "model": row["name"], "flops_per_sample": 3.0 * flops, "traffic_bytes_per_sample": traffic})
+    out["memory_per_device_bytes"] = np.full(len(ceil), float(
+        memory.training_bytes(params, "mixed", "adam", zero_stage=zero, n_devices=n)))
+    out["matmul_source"] = (ceil[f"matmul_{precision}_source"].to_numpy() if utilization is None
+                            else np.full(len(ceil), f"your MFU {utilization:.0%} of the dense {precision} peak"))
+    out["memory_source"] = ceil["memory_bw_source"].to_numpy()
+    feasible = np.isfinite(np.asarray(out["step_s"], dtype=float))
+    out["feasible"] = feasible
+    out["why"] = np.where(feasible, "", f"no published dense {precision} peak, memory bandwidth or link figure")
+    frame = pd.DataFrame(out)
+    if single:
+        r = frame.iloc[0]
+        if not r["feasible"]:
+            raise ValueError(f"{r['name']}: {r['why']}")
+        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+    return frame
