@@ -496,6 +496,10 @@ def _reason(row, weights, training, scenario, unit="tokens"):
         parts.append(f"{verb} {what}: {_money(row['total_cost_usd'])} over {horizon} "
                      f"({_money(row['total_cost_usd_low'])}-{_money(row['total_cost_usd_high'])}), "
                      f"${row['cost_per_million_tokens']:,.3g} per M {unit}")
+        largest = row.get("cloud_largest_instance", np.nan)
+        if verb == "rent" and largest == largest and row.get("devices_rented", 0) > largest:
+            parts.append(f"{row['devices_rented']:.0f} devices is more than the largest listed instance "
+                         f"({largest:.0f}): the listed rate assumes the provider has the capacity, ask for a quote")
     elif row.get("purchase_unit") and scenario.deployment != "cloud":
         parts.append(f"buy {row['purchase_unit']}")
     if row["ecosystem_score"] == row["ecosystem_score"]:
