@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-GROUPS = ["formulas", "projection", "panels", "notebooks", "rank", "report", "app", "app-load"]
+GROUPS = ["formulas", "projection", "panels", "notebooks", "rank", "report", "app", "app-load", "mutations"]
 
 
 def main(argv):

@@ -4,20 +4,34 @@ Each case of ``data/validation/measured.csv`` is its own test: the projection mu
 land within a factor of 2 of what was measured (the acceptance of the projection
 issue), and the whole set within a 15 % geometric-mean error. A failure names the
 case, the source and both numbers.
+
+Those bounds alone let a wrong engine pass (a fitted constant 30 % off still lands
+within 2x), so the engine is also pinned to its record: each case's ratio within 10 %
+of ``tests/data/validation_ratios.csv``, each category's geometric-mean error and
+geometric-mean ratio within one point of ``tests/data/validation_summary.csv``, and
+the README's table of errors within one point of the engine's. The record is
+regenerated **deliberately** -- ``python tools/record_validation.py`` -- only when the
+engine is changed on purpose, with the reason in the commit; ``python -m benchmarks
+mutations`` shows which fitted constants these checks guard.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from accelkit.projection import recorded as R
 from accelkit.projection import validation as V
 
 CASES = V.load_measured()
+HERE = Path(__file__).resolve().parent
+RATIOS, SUMMARY = HERE / "data" / "validation_ratios.csv", HERE / "data" / "validation_summary.csv"
+README = HERE.parent / "README.md"
 
 
 @pytest.fixture(scope="module")
@@ -44,6 +58,60 @@ def test_case_within_a_factor_of_two(results, case_id):
     assert 0.5 < row["ratio"] < 2.0, (
         f"{case_id} ({row['device']}, {row['model']}): measured {row['value']:.4g} {row['unit']}, projected "
         f"{row['predicted']:.4g} -- off by {row['ratio']:.2f}x in speed (source: {row['source_url']})")
+
+
+@pytest.fixture(scope="module")
+def recorded_ratios():
+    return R.load_record(RATIOS, SUMMARY)
+
+
+@pytest.fixture(scope="module")
+def moved_cases(results, recorded_ratios):
+    return R.case_failures(results, recorded_ratios[0])
+
+
+@pytest.mark.parametrize("case_id", sorted(set(CASES["case_id"]) | set(pd.read_csv(RATIOS)["case_id"])))
+def test_case_ratio_as_recorded(moved_cases, case_id):
+    """Each case's projected / measured ratio within 10 % of the one recorded in
+    tests/data/validation_ratios.csv (regenerate it deliberately: python tools/record_validation.py)."""
+    assert case_id not in moved_cases, moved_cases[case_id]
+
+
+def test_category_errors_as_recorded(results, recorded_ratios):
+    """Each category's geometric-mean error and ratio within one point of
+    tests/data/validation_summary.csv (regenerate it deliberately: python tools/record_validation.py)."""
+    failures = R.summary_failures(results, recorded_ratios[1])
+    assert not failures, "\n".join(failures.values())
+
+
+def test_readme_table_of_errors_is_the_engines(results):
+    """README's "| all | 142 | 12.0 % |", fit and holdout rows: case counts exact, errors within one point."""
+    assert set(R.readme_errors(README.read_text(encoding="utf-8"))) == {"all", "fit", "holdout"}
+    failures = R.readme_failures(results, README.read_text(encoding="utf-8"))
+    assert not failures, "\n".join(failures)
+
+
+def test_a_moved_case_is_named_with_both_ratios(results, recorded_ratios):
+    moved = recorded_ratios[0].copy()
+    moved.loc[moved["case_id"] == "gptfast-l2-7b-bf16-a100-tp1", "ratio"] *= 1.2
+    failures = R.case_failures(results, moved)
+    assert list(failures) == ["gptfast-l2-7b-bf16-a100-tp1"]
+    message = failures["gptfast-l2-7b-bf16-a100-tp1"]
+    old = float(moved.set_index("case_id").loc["gptfast-l2-7b-bf16-a100-tp1", "ratio"])
+    new = float(results.set_index("case_id").loc["gptfast-l2-7b-bf16-a100-tp1", "ratio"])
+    assert f"recorded ratio of projected to measured speed is {old:.4g}" in message
+    assert f"now gives {new:.4g}" in message and "record_validation.py" in message
+
+
+@pytest.mark.slow
+def test_thirty_percent_changes_to_fitted_constants_fail_a_check():
+    """Issue 28's acceptance: at least 80 % of the +-30 % changes to the fitted constants
+    fail one of the checks above (the same function, in-process)."""
+    from benchmarks.mutations import mutations
+
+    table = mutations()
+    caught = table["caught"].mean()
+    assert caught >= 0.80, f"only {caught:.0%} of the changes are caught:\n{table.to_string(index=False)}"
 
 
 def test_geometric_mean_error_within_15_percent(results):
