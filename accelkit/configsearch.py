@@ -100,6 +100,11 @@ def best_configurations(scenario, catalog, measurements=None):
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
                            "micro_batch_size", "recompute") if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
+    from .projection.for_scenario import custom_shape
+
+    shaped = custom_shape(scenario)  # a custom model's layers and heads: given, or whose they are
+    if shaped is not None:
+        out["configuration"] = out["configuration"] + "; " + shaped[1]
     return out
 
 

@@ -223,6 +223,10 @@ class Scenario:
     workload: str = _spec("training", _choice(WORKLOADS), "training, fine-tuning or inference")
     model: str = _spec("Llama-2 7B", _model_name, "A model preset from data/models.csv, or 'custom'")
     params: float | None = _spec(None, _num(low=1, allow_none=True), "Parameters of a custom model", "count")
+    n_layers: int | None = _spec(None, _num(low=1, high=10000, integer=True, allow_none=True),
+                                 "Layers of a custom decoder (empty: inferred from the nearest preset)", "count")
+    d_model: int | None = _spec(None, _num(low=1, high=1e6, integer=True, allow_none=True),
+                                "Hidden width of a custom decoder (empty: inferred from the nearest preset)", "count")
     tokens: float = _spec(2e10, _num(low=1), "Training tokens (or samples) to process", "count")
     batch_size: int = _spec(16, _num(low=1, high=1e7, integer=True),
                             "Sequences held in memory at once across the cluster (training) or decoded together (inference)",

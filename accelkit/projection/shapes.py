@@ -218,3 +218,64 @@ def resolve_model(model):
         return _from_mapping(model)
     raise ValueError(f"model must be a preset name (see accelkit.models.model_names()), or a dict with params, "
                      f"n_layers, d_model, n_heads; got {type(model).__name__}")
+
+
+#: how far (as a ratio of parameter counts) the nearest preset decoder may be from a custom model
+#: before its shape is no longer a sensible stand-in
+CUSTOM_SHAPE_MAX_RATIO = 1.5
+
+
+def custom_decoder(params, n_layers=None, d_model=None):
+    """The shape of a decoder known by its parameter count: ``(model dict, words)``.
+
+    With ``n_layers`` and ``d_model``: heads of 128 (64 where the width is not a
+    multiple of 128), as many KV heads as attention heads (no grouped-query attention
+    stated: the largest cache). Without them: the layers, width, heads, KV heads and
+    vocabulary of the dense preset decoder nearest in parameter count (within
+    ``CUSTOM_SHAPE_MAX_RATIO``), the parameter count kept as given -- so the KV cache
+    and the attention cost are the preset's, never zero. The words say which.
+
+    Raises
+    ------
+    accelkit.scenario.ScenarioError
+        When only one of ``n_layers`` / ``d_model`` is given, or no preset is close
+        enough to stand in (the message asks for layers and width).
+    """
+    from ..models import load_models
+    from ..scenario import ScenarioError
+
+    params = float(params)
+    if (n_layers is None) != (d_model is None):
+        missing = "d_model" if d_model is None else "n_layers"
+        raise ScenarioError(missing, f"a custom decoder with {'n_layers' if d_model is None else 'd_model'} given "
+                                     f"needs {missing} too (or neither: the shape is then inferred from the nearest "
+                                     "preset)")
+    if n_layers is not None:
+        d = int(d_model)
+        head_dim = 128 if d % 128 == 0 else 64 if d % 64 == 0 else d
+        heads = d // head_dim
+        model = {"name": "custom", "kind": "decoder", "params": params, "n_layers": int(n_layers), "d_model": d,
+                 "n_heads": heads, "n_kv_heads": heads, "head_dim": head_dim}
+        words = (f"shape given: {int(n_layers)} layers, d_model {d}, {heads} heads of {head_dim} "
+                 "(KV heads = heads, no grouped-query attention stated: the largest cache)")
+        return model, words
+    presets = load_models()
+    dense = presets[presets["kind"].eq("decoder") & presets["n_layers"].notna() & presets["d_model"].notna()
+                    & presets["n_heads"].notna() & presets["n_kv_heads"].notna()]
+    distance = np.abs(np.log(dense["params"].astype(float) / params))
+    row = dense.loc[distance.idxmin()]
+    ratio = float(np.exp(distance.min()))
+    if ratio > CUSTOM_SHAPE_MAX_RATIO:
+        raise ScenarioError("params", f"no preset decoder is within {CUSTOM_SHAPE_MAX_RATIO:g}× of {params:.3g} "
+                                      f"parameters to lend its shape (nearest: {row['name']}, {row['params']:.3g}); give "
+                                      "n_layers and d_model of the custom model")
+    model = {"name": "custom", "kind": "decoder", "params": params}
+    for key in ("n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size", "tied_embeddings"):
+        value = row.get(key)
+        if value is not None and not (isinstance(value, float) and np.isnan(value)):
+            model[key] = value
+    kv, heads = int(row["n_kv_heads"]), int(row["n_heads"])
+    attention = f"GQA {kv} KV heads" if kv < heads else f"{heads} heads, no GQA"
+    words = (f"shape inferred from {row['name']}: {int(row['n_layers'])} layers, d_model {int(row['d_model'])}, "
+             f"{attention}")
+    return model, words
