@@ -223,6 +223,11 @@ def _words(row, scenario):
     if n == n and n:
         parts.append(f"{n:.0f} device{'s' if n != 1 else ''}")
     if scenario.workload in sizing.TRAINING_WORKLOADS:
+        from .projection.training import finetune_settings
+
+        method, rank = finetune_settings(scenario)
+        if method != "full":
+            parts.append(f"{'QLoRA (NF4 weights)' if method == 'qlora' else 'LoRA'} rank {rank}")
         tp, pp = row.get("tensor_parallel", 1), row.get("pipeline_parallel", 1)
         if tp == tp and tp > 1:
             parts.append(f"tensor parallel {tp:.0f}")

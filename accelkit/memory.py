@@ -19,6 +19,13 @@ References
    parameter for mixed-precision AdamW: fp32 + fp16 weights, fp32 gradients,
    two fp32 Adam states).
 .. [7] vLLM engine arguments: ``gpu_memory_utilization`` defaults to 0.9.
+.. [8] E. Hu et al., "LoRA: Low-Rank Adaptation of Large Language Models", ICLR 2022,
+   arXiv:2106.09685, §4.1 (``W0 + BA`` with ``B`` d×r and ``A`` r×k), §4.2 (no optimizer state
+   for the frozen weights), §5.1 (``|Θ| = 2 × L_LoRA × d_model × r``).
+.. [9] T. Dettmers, A. Pagnoni, A. Holtzman, L. Zettlemoyer, "QLoRA: Efficient Finetuning
+   of Quantized LLMs", NeurIPS 2023, arXiv:2305.14314, §3 (NF4 storage, BF16 compute and
+   adapters, double quantisation ``8/64 + 32/(64·256) = 0.127`` bits per parameter, paged
+   optimizers).
 """
 
 from __future__ import annotations
@@ -40,6 +47,10 @@ __all__ = [
     "fits",
     "min_devices",
     "DEFAULT_RESERVE_FRACTION",
+    "FINETUNE_METHODS",
+    "NF4_DQ_BITS",
+    "lora_adapter_params",
+    "finetune_bytes_breakdown",
 ]
 
 #: storage bytes per value for each precision (int4 packs two values per byte)
@@ -64,6 +75,13 @@ OPTIMIZER_STATE_BYTES = {
     "adafactor": 4.0,  # fp32 master weights; factored second moments are O(rows+cols) [5]
     "adam-8bit": 6.0,  # fp32 master weights + two 8-bit states [4] (block scales ignored)
 }
+
+#: fine-tuning methods: every weight trained, or low-rank adapters on frozen 16-bit / 4-bit weights ([8]_, [9]_)
+FINETUNE_METHODS = ("full", "lora", "qlora")
+
+#: bits per NF4-stored weight with double quantisation: 4 bits + FP8 constants per block of 64 + one FP32
+#: constant per 256 blocks, ``4 + 8/64 + 32/(64·256)`` ([9]_ §3: 0.127 bits of constants, against 0.5 without DQ)
+NF4_DQ_BITS = 4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)
 
 #: fraction of device memory kept free for the framework (CUDA context, allocator
 #: fragmentation, workspaces) by default -- vLLM reserves 10 % ([7]).
@@ -173,6 +191,109 @@ def training_bytes(params, precision="mixed", optimizer="adam", zero_stage=0, n_
     120 GB, 31.4 GB, 16.6 GB and 1.9 GB.
     """
     return training_bytes_breakdown(params, precision, optimizer, zero_stage, n_devices, fp32_grads)["total"]
+
+
+def lora_adapter_params(matrices, rank):
+    """Trainable parameters of LoRA adapters: ``rank × (d_in + d_out)`` per adapted matrix.
+
+    Parameters
+    ----------
+    matrices : iterable of (d_in, d_out, count)
+        The adapted weight matrices, e.g. ``[(4096, 4096, 64)]`` for W_q and W_v of 32 layers.
+    rank : numeric
+        Adapter rank r.
+
+    Returns
+    -------
+    float [count]
+
+    Notes
+    -----
+    LoRA ([8]_ §4.1) adds ``B A`` with ``B ∈ R^{d×r}``, ``A ∈ R^{r×k}`` to a frozen ``W0 ∈ R^{d×k}``;
+    for square matrices this is the paper's ``|Θ| = 2 × L_LoRA × d_model × r`` (§5.1). GPT-3 175B
+    (96 layers, d = 12288) with r = 4 on W_q and W_v: 18.9 M parameters, 37.7 MB in fp16 -- the
+    paper's "350GB to 35MB" checkpoint (§4.2).
+    """
+    check_positive("rank", rank, "an adapter rank")
+    total = 0.0
+    for d_in, d_out, count in matrices:
+        total += float(count) * (float(d_in) + float(d_out))
+    return rank * total
+
+
+def finetune_bytes_breakdown(params, method="full", adapter_params=0.0, quantized_params=None, precision="mixed",
+                             optimizer="adam", zero_stage=0, n_devices=1):
+    """Per-device model-state bytes of a fine-tuning method: weights, gradients, optimizer.
+
+    Parameters
+    ----------
+    params : numeric
+        Parameters of the model Ψ [count].
+    method : {"full", "lora", "qlora"}
+        ``full``: :func:`training_bytes_breakdown` (every weight trained). ``lora``: the
+        frozen weights at 16 bits (fp32 for ``precision="fp32"``), no gradient or optimizer
+        state for them ([8]_ §4.2), plus ``adapter_params`` trained in mixed-precision Adam
+        (the 16 bytes of :func:`training_bytes`). ``qlora``: ``quantized_params`` stored in NF4
+        with double quantisation (:data:`NF4_DQ_BITS`), the rest (embeddings, output head,
+        norms) at 16 bits; BF16 adapters with BF16 gradients and two FP32 Adam moments (2 + 2
+        + 8 bytes) in paged memory ([9]_ §3).
+    adapter_params : numeric
+        Trainable adapter parameters (:func:`lora_adapter_params`).
+    quantized_params : numeric, optional
+        Parameters stored in 4 bits (QLoRA; default: all of them).
+    precision, optimizer : str
+        As :func:`training_bytes` (``optimizer`` applies to the adapters of LoRA).
+    zero_stage, n_devices : int
+        ZeRO stage and data-parallel degree: stage 1 shards the optimizer state, 2 also the
+        gradients, 3 also the weights -- frozen ones included (FSDP full sharding).
+
+    Returns
+    -------
+    dict
+        ``weights, gradients, optimizer, total`` [bytes per device] and ``paged`` (the part of
+        ``optimizer`` that QLoRA's paged optimizer lets live in host memory; 0 otherwise).
+        ``total`` counts everything; ``total - paged`` must be resident on the device.
+
+    Notes
+    -----
+    Worked examples: LoRA on GPT-3 175B holds 350 GB of fp16 weights and a few hundred MB of
+    adapters -- the LoRA paper's "from 1.2TB to 350GB" (§4.2). QLoRA on a 65B model holds
+    64.8e9 × 4.127 / 8 = 33.4 GB of NF4 layers plus 1 GB of 16-bit embeddings: with
+    adapters and activations it fits "a 65B parameter model on a single 48GB GPU" ([9]_).
+    """
+    method = check_choice("method", method, FINETUNE_METHODS)
+    if method == "full":
+        out = training_bytes_breakdown(params, precision, optimizer, zero_stage, n_devices)
+        out["paged"] = 0.0
+        return out
+    check_positive("params", params, "a number of parameters")
+    check_non_negative("adapter_params", adapter_params, "a number of adapter parameters")
+    check_integer("zero_stage", zero_stage, low=0, what="a ZeRO stage (0, 1, 2 or 3)")
+    check_integer("n_devices", n_devices, low=1, what="a number of devices")
+    stage = np.asarray(zero_stage)
+    shard_opt = np.where(stage >= 1, n_devices, 1)
+    shard_grad = np.where(stage >= 2, n_devices, 1)
+    shard_param = np.where(stage >= 3, n_devices, 1)
+    adapters = np.asarray(adapter_params, dtype=float)
+    if method == "lora":
+        frozen = params * (4.0 if precision in ("fp32", "tf32") else 2.0)
+        parts = training_bytes_breakdown(np.maximum(adapters, 1.0), precision, optimizer, 0, 1)
+        scale = adapters / np.maximum(adapters, 1.0)  # 0 adapters: no adapter state
+        a_w, a_g, a_o = (parts[k] * scale for k in ("weights", "gradients", "optimizer"))
+        paged = 0.0
+    else:
+        quantized = params if quantized_params is None else np.minimum(quantized_params, params)
+        frozen = quantized * NF4_DQ_BITS / 8.0 + (params - quantized) * 2.0
+        a_w, a_g, a_o = 2.0 * adapters, 2.0 * adapters, 8.0 * adapters
+        paged = a_o / shard_opt
+    weights = (frozen + a_w) / shard_param
+    gradients = a_g / shard_grad
+    optim = a_o / shard_opt
+    out = {"weights": weights, "gradients": gradients, "optimizer": optim, "total": weights + gradients + optim,
+           "paged": paged}
+    if all(np.ndim(v) == 0 for v in out.values()):
+        out = {k: float(v) for k, v in out.items()}
+    return out
 
 
 def activation_bytes_per_layer(

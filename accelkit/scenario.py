@@ -23,7 +23,7 @@ from urllib.parse import parse_qs
 from ._validate import suggest
 
 __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS",
-           "MARKETS", "CLOUD_PRICINGS"]
+           "MARKETS", "CLOUD_PRICINGS", "FINETUNE_METHODS"]
 
 WORKLOADS = ("training", "fine-tuning", "inference")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
@@ -32,6 +32,9 @@ FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensor
 SEGMENTS = ("datacenter", "workstation", "edge", "consumer")
 MARKETS = ("global", "china")
 CLOUD_PRICINGS = ("on-demand", "committed-1y", "committed-3y", "lowest")
+#: how a fine-tuning run trains: every weight (full), low-rank adapters on frozen 16-bit weights (lora, Hu et al.
+#: 2021, arXiv:2106.09685) or on frozen 4-bit NF4 weights (qlora, Dettmers et al. 2023, arXiv:2305.14314)
+FINETUNE_METHODS = ("full", "lora", "qlora")
 _MARKER = "accelkit-scenario"
 _BOOL_FIELDS = ("custom_cuda_kernels", "search_configurations", "allow_lower_precision", "exclude_unknown")
 
@@ -282,6 +285,11 @@ class Scenario:
     n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), "Devices in the cluster (the most the "
                            "decision may use, for every workload)", "count")
     zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")
+    finetune_method: str = _spec("full", _choice(FINETUNE_METHODS), "Fine-tuning method (workload fine-tuning): "
+                                 "full (every weight trained), lora (low-rank adapters on frozen 16-bit weights) or "
+                                 "qlora (adapters on frozen 4-bit NF4 weights, paged optimizer)")
+    lora_rank: int = _spec(16, _num(low=1, high=65536, integer=True), "Rank r of the LoRA / QLoRA adapters (one pair "
+                           "of r-wide matrices on every linear layer)", "")
     horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
     hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")
     electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), "Electricity tariff", "USD/kWh")

@@ -72,17 +72,14 @@ def compute_need(scenario):
                      f"samples (forward + backward ≈ 3 forward passes, Kaplan et al. 2020 §2.1)"),
         }
     if scenario.workload in TRAINING_WORKLOADS:
-        method, _ = _finetune(scenario)
-        if method != "full":
-            # LoRA / QLoRA: forward (2N) and activation gradients (2N); frozen weights get no weight gradient
-            per_token = 4.0 * n_active + 6.0 * _finetune_terms(scenario)["adapters"]
-            total = per_token * scenario.tokens
-            rule = (f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens ({method}: forward and activation "
-                    "gradients only, frozen weights get no weight gradient, Hu et al. 2021 §4.2) + 6 × adapters")
-        else:
-            per_token = demand.training_flops(n_active, 1.0)
-            total = demand.training_flops(n_active, scenario.tokens)
-            rule = f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
+        from .projection.finetune import scenario_finetune
+
+        ft = scenario_finetune(scenario)  # LoRA / QLoRA: forward and activation gradients, no frozen weight gradients
+        per_token = 4.0 * n_active + 6.0 * ft["adapters"] if ft["method"] != "full" else 6.0 * n_active
+        total = per_token * scenario.tokens
+        rule = (f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
+                if ft["method"] == "full" else f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens + 6 × "
+                f"adapters ({ft['method']}: frozen weights get no weight gradient, Hu et al. 2021 §4.2)")
         deadline = scenario.time_target_days * units.SECONDS_PER_DAY
         return {
             "total_flops": total,
@@ -118,23 +115,6 @@ def compute_need(scenario):
     }
 
 
-def _finetune(scenario):
-    """``(finetune_method, lora_rank)``: the scenario's for fine-tuning, ``full`` otherwise."""
-    from .projection.training import finetune_settings
-
-    return finetune_settings(scenario)
-
-
-def _finetune_terms(scenario):
-    """The adapter and quantised parameter counts of the scenario's fine-tuning method."""
-    from .projection.for_scenario import _model
-    from .projection.shapes import resolve_model
-    from .projection.training import finetune_terms
-
-    method, rank = _finetune(scenario)
-    return finetune_terms(resolve_model(_model(scenario)), method, rank)
-
-
 def memory_need(scenario, n_devices=None, tensor_parallel=1):
     """Bytes per device the scenario needs (training: model states + activations;
     inference: weights + KV cache).
@@ -154,17 +134,14 @@ def memory_need(scenario, n_devices=None, tensor_parallel=1):
     out = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "activations": 0.0, "kv_cache": 0.0,
            "activations_known": True, "paged_optimizer": 0.0}
     if scenario.workload in TRAINING_WORKLOADS:
-        method, _ = _finetune(scenario)
+        from .projection.finetune import scenario_finetune
+
+        ft = scenario_finetune(scenario)
         mode = "mixed" if scenario.precision in ("bf16", "fp16", "fp8") else scenario.precision
-        if method == "full":
-            parts = memory.training_bytes_breakdown(m["params"], mode, "adam", zero_stage=scenario.zero_stage,
-                                                    n_devices=n)
-        else:
-            ft = _finetune_terms(scenario)
-            parts = memory.finetune_bytes_breakdown(m["params"], method, ft["adapters"], ft["quantized"] or None,
-                                                    mode, "adam", zero_stage=scenario.zero_stage, n_devices=n)
-            parts["optimizer"] = parts["optimizer"] - parts["paged"]
-            out["paged_optimizer"] = parts["paged"]
+        parts = memory.finetune_bytes_breakdown(m["params"], ft["method"], ft["adapters"], ft["quantized"] or None,
+                                                mode, "adam", zero_stage=scenario.zero_stage, n_devices=n)
+        parts["optimizer"] = parts["optimizer"] - parts["paged"]
+        out["paged_optimizer"] = parts["paged"]
         out.update({k: parts[k] for k in ("weights", "gradients", "optimizer")})
         shaped = preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers"))
         if shaped and preset["kind"] in ("decoder", "moe-decoder", "encoder", "vit"):

@@ -27,7 +27,7 @@ from .ceilings import ceilings_for
 from .constants import constants
 from .shapes import resolve_model
 from .systems import network_bandwidth
-from .training import STEP_TOKENS, TRAIN_PRECISIONS, _project
+from .training import STEP_TOKENS, TRAIN_PRECISIONS, _project, finetune_terms
 
 __all__ = ["step_sequences", "training_layouts", "training_search"]
 
@@ -81,7 +81,7 @@ def training_layouts(n_devices, model, max_micro_batch=1, devices_per_node=8, re
 
 def training_search(catalog, model, tokens=2e12, precision="bf16", n_devices=8, seq_len=2048, max_micro_batch=1,
                     devices_per_node=8, network_gbps=None, measurements=None, utilization=None,
-                    recompute=("selective", "full"), **overrides):
+                    recompute=("selective", "full"), finetune_method="full", lora_rank=16, **overrides):
     """Each device's fastest training layout on ``n_devices`` that fits its memory.
 
     Every layout of :func:`training_layouts` is projected for every device in one
@@ -93,6 +93,8 @@ def training_search(catalog, model, tokens=2e12, precision="bf16", n_devices=8, 
     Rajbhandari et al. 2020 for ZeRO). A ZeRO stage is taken only where the lower
     ones do not fit the same layout (each adds traffic). Where no layout fits, the
     one needing the least memory is returned, infeasible, with its ``why``.
+    ``finetune_method`` / ``lora_rank``: as :func:`training` (LoRA and QLoRA layouts hold
+    frozen weights and train adapters only).
 
     Returns
     -------
@@ -105,6 +107,7 @@ def training_search(catalog, model, tokens=2e12, precision="bf16", n_devices=8, 
     check_integer("max_micro_batch", max_micro_batch, low=1, what="a micro-batch size")
     n = int(check_integer("n_devices", n_devices, low=1, what="a number of devices"))
     shape = resolve_model(model)
+    finetune = finetune_terms(shape, finetune_method, lora_rank)
     layouts = training_layouts(n, shape, max_micro_batch, devices_per_node, recompute)
     k = constants(**overrides)
     ceil, _ = ceilings_for(None, catalog, measurements)
@@ -117,7 +120,7 @@ def training_search(catalog, model, tokens=2e12, precision="bf16", n_devices=8, 
     frame = _project(shape, ceil.iloc[dev].reset_index(drop=True), np.broadcast_to(net_bw, (n_dev,))[dev],
                      np.broadcast_to(np.asarray(net_source, dtype=object), (n_dev,))[dev], tokens, precision, n, tp,
                      pp, dp, 1, seq_len, mb, step_sequences(mb, dp, seq_len), 1, col["recompute"],
-                     col["zero_stage"].astype(int), devices_per_node, k, utilization, True)
+                     col["zero_stage"].astype(int), devices_per_node, k, utilization, True, finetune)
     ok = frame["feasible"].to_numpy(dtype=bool).reshape(n_dev, n_lay).copy()
     # a higher ZeRO stage only where the lower ones do not fit: each adds traffic ([4]_ §7), and this
     # model counts ZeRO-3's weight gathers once per step, which flatters it under gradient accumulation

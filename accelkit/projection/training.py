@@ -28,6 +28,18 @@ geometric-mean error on published training runs (``model_error_training``).
 MFU is the model FLOPs of PaLM's convention ([7]_ appendix B: ``6·N + 12·n_layers·
 d_attn·s`` per token, no recomputation) per second over the dense datasheet peak.
 
+Fine-tuning methods (``finetune_method``): ``full`` is the model above. ``lora`` and
+``qlora`` train low-rank adapters on frozen weights ([9]_, [10]_): the forward pass (2·N)
+and the activation gradients (2·N) still run through every layer, the weight gradients
+of the frozen layers (2·N) are skipped, so the linear layers cost 2 forward passes instead
+of 3 (plus ``6·A`` for ``A`` adapter parameters; attention, which has no weights, costs the
+same); the gradient all-reduce and the optimizer step cover the adapters only. ``qlora``
+also dequantises every NF4 weight to BF16 each time a pass uses it ([10]_ §3, eqs. 5-6:
+forward, backward, and the recomputed forward): modelled as a memory-bound pass reading
+4.127 bits and writing 16 bits per weight at the achievable bandwidth. Memory:
+:func:`accelkit.memory.finetune_bytes_breakdown`; QLoRA's adapter optimizer state is paged
+([10]_) and not counted as resident.
+
 References
 ----------
 .. [1] D. Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
@@ -40,6 +52,9 @@ References
 .. [6] S. Li et al., "PyTorch Distributed", VLDB 2020, arXiv:2006.15704.
 .. [7] A. Chowdhery et al., "PaLM", arXiv:2204.02311, appendix B.
 .. [8] T. Dao, "FlashAttention-2", arXiv:2307.08691 (2023), §3.1 (backward pass).
+.. [9] E. Hu et al., "LoRA", ICLR 2022, arXiv:2106.09685, §4.2 ("we do not need to calculate
+   the gradient for the vast majority of the parameters": 25 % faster on GPT-3 175B).
+.. [10] T. Dettmers et al., "QLoRA", NeurIPS 2023, arXiv:2305.14314, §3.
 """
 
 from __future__ import annotations
@@ -51,32 +66,41 @@ from .. import memory, units
 from .._validate import check_choice, check_integer, check_positive
 from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
+from .finetune import LORA_TARGETS, finetune_settings, finetune_terms
 from .shapes import resolve_model
 from .systems import network_bandwidth
 
 __all__ = ["training", "training_sweep", "training_memory_bytes", "train_core", "model_flops_per_token",
-           "tokens_per_second_grid", "TRAIN_PRECISIONS", "STEP_TOKENS"]
+           "tokens_per_second_grid", "TRAIN_PRECISIONS", "STEP_TOKENS", "finetune_terms", "finetune_settings",
+           "LORA_TARGETS"]
 
 TRAIN_PRECISIONS = ("bf16", "fp16", "fp8", "tf32", "fp32")
 _ACT_BYTES = 2.0
 #: tokens per optimizer step the workbook aims at: 2**22, Llama 2's 4M-token batch
 STEP_TOKENS = 2**22
-
-
-def model_flops_per_token(shape, seq_len):
+def model_flops_per_token(shape, seq_len, finetune=None):
     """Model FLOP per trained token, PaLM's convention ([7]_):
     ``6·N_body + 6·vocab·d_model + 12·n_layers·d_attn·seq_len`` (non-causal attention,
-    no recomputation) [FLOP]."""
+    no recomputation) [FLOP]. With LoRA / QLoRA (``finetune`` from :func:`finetune_terms`)
+    the frozen layers' weight gradients are not computed: ``4·N_body + 4·vocab·d_model +
+    6·A`` for ``A`` adapter parameters, attention as before ([9]_)."""
     n_l = shape.n_layers if np.isfinite(shape.n_layers) else 0.0
     d_attn = shape.attention_dim if np.isfinite(shape.attention_dim) else 0.0
-    return 6.0 * shape.active_body_params + 3.0 * shape.head_flops_per_token + 12.0 * n_l * d_attn * seq_len
+    linear = 3.0 if finetune is None or finetune["method"] == "full" else 2.0
+    adapters = 0.0 if finetune is None else 6.0 * finetune["adapters"]
+    return (2.0 * linear * shape.active_body_params + linear * shape.head_flops_per_token + adapters
+            + 12.0 * n_l * d_attn * seq_len)
 
 
 def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, virtual_stages, recompute, zero_stage,
-               devices_per_node, k, cp=1):
+               devices_per_node, k, cp=1, finetune=None):
     """The training model on arrays (see the module notes). Returns a dict of arrays:
     ``step_s, microbatch_s, compute_s, elementwise_s, tp_comm_s, bubble_s, dp_comm_s,
-    optimizer_s`` [s]."""
+    optimizer_s`` [s]. ``finetune`` (:func:`finetune_terms`; ``None``: full training)
+    selects the LoRA / QLoRA terms."""
+    ft = finetune or {"method": "full", "adapters": 0.0, "trainable": shape.params, "quantized": 0.0}
+    frozen = ft["method"] != "full"
+    linear = 2.0 if frozen else 3.0
     mm, mm_attn, bw = rates["mm"] * k["gemm_fraction"], rates["mm_attn"] * k["attention_fraction"], rates["bw"]
     n_l = shape.n_layers if np.isfinite(shape.n_layers) else 0.0
     d = shape.d_model if np.isfinite(shape.d_model) else 0.0
@@ -88,13 +112,20 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
     attn_fwd = 2.0 * layers * seq_len * seq_len * d_attn * micro_batch / tp / cp
     full = np.asarray(recompute) == "full"  # one name, or one per layout projected
     extra = np.where(full, 1.0, 0.0)
+    adapter_fwd = 2.0 * ft["adapters"] * tokens_mb / (tp * pp)
     if rates.get("mfu") is not None:
         # the person's own MFU: model FLOPs (PaLM convention) at that share of the dense peak
-        compute = model_flops_per_token(shape, seq_len) * tokens_mb / (tp * pp) / (rates["peak"] * rates["mfu"])
+        compute = (model_flops_per_token(shape, seq_len, finetune) * tokens_mb / (tp * pp)
+                   / (rates["peak"] * rates["mfu"]))
         elementwise = 0.0 * compute
     else:
-        compute = (3.0 + extra) * lin_fwd / mm + (3.5 + extra) * attn_fwd / mm_attn
+        compute = ((linear + extra) * lin_fwd / mm + (3.5 + extra) * attn_fwd / mm_attn
+                   + (3.0 + extra) * adapter_fwd / mm)
         elementwise = k["train_elementwise_bytes_per_token_layer"] * d * tokens_mb * layers / tp / bw
+    if ft["method"] == "qlora":
+        # every NF4 weight dequantised to BF16 whenever a pass uses it (forward, backward, recomputed forward)
+        elementwise = elementwise + (2.0 + extra) * ft["quantized"] / (tp * pp) * (memory.NF4_DQ_BITS / 8.0
+                                                                                     + 2.0) / bw
     n_ar = np.where(full, 6.0, 4.0)
     link_bw = np.where(tp <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
     tp_bw = np.where(tp <= devices_per_node, link_bw, rates["net_bw"])
@@ -105,7 +136,13 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
     p2p = np.where(pp > 1, 2.0 * tokens_mb * d * _ACT_BYTES / tp / rates["net_bw"], 0.0)
     bubble = (pp - 1.0) / virtual_stages * (microbatch + p2p)
     pipeline = m * (microbatch + p2p) + bubble
-    grad_bytes = 2.0 * shape.params / (tp * pp) * np.where(zero_stage >= 3, 1.5, 1.0)
+    if frozen:
+        # adapters' gradients reduce-scattered; under ZeRO-3 the frozen weights are gathered twice (all-reduce units)
+        weight_bytes = memory.finetune_bytes_breakdown(shape.params, ft["method"], 0.0, ft["quantized"] or None)
+        grad_bytes = (2.0 * ft["trainable"] + np.where(zero_stage >= 3, weight_bytes["weights"] - ft["trainable"],
+                                                       0.0)) / (tp * pp)
+    else:
+        grad_bytes = 2.0 * shape.params / (tp * pp) * np.where(zero_stage >= 3, 1.5, 1.0)
     # the gradient is reduced over every rank that holds the same weights: data × context parallel
     dp_group = dp * cp
     per_node = np.maximum(np.minimum(devices_per_node / (tp * pp), dp_group), 1.0)
@@ -117,10 +154,10 @@ def train_core(shape, rates, tp, pp, dp, seq_len, micro_batch, global_batch, vir
         across = np.where(nodes > 1, 2.0 * (nodes - 1.0) / nodes * grad_bytes / per_node / rates["net_bw"], 0.0)
     dp_comm = np.where(dp_group > 1, intra + across + 2.0 * rates["ar_lat"] * np.log2(np.maximum(dp_group, 1.0)), 0.0)
     # hidden behind the backward pass: the last micro-batch's (DDP/ZeRO-1/2), every one's (ZeRO-3 prefetch)
-    window = np.where(zero_stage >= 3, m, 1.0) * compute * 2.0 / 3.0
+    window = np.where(zero_stage >= 3, m, 1.0) * compute * (linear - 1.0) / linear
     exposed = dp_comm - k["dp_overlap"] * np.minimum(dp_comm, window)
     shard = tp * pp * np.where(zero_stage >= 1, dp_group, 1.0)
-    optimizer = 32.0 * shape.params / shard / bw
+    optimizer = 32.0 * ft["trainable"] / shard / bw
     step = pipeline + exposed + optimizer + k["train_step_overhead_s"]
     return {"step_s": step, "microbatch_s": microbatch, "compute_s": m * compute, "elementwise_s": m * elementwise,
             "tp_comm_s": m * tp_comm, "bubble_s": bubble, "dp_comm_s": exposed, "dp_comm_total_s": dp_comm,
@@ -146,7 +183,8 @@ def _rates(ceil, precision, level, net_bw, utilization=None):
 def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_devices=8, tensor_parallel=1,
              pipeline_parallel=1, seq_len=2048, global_batch_tokens=None, recompute="selective", zero_stage=None,
              micro_batch_size=1, virtual_stages=1, context_parallel=1, devices_per_node=8, network_gbps=None,
-             catalog=None, measurements=None, check_memory=True, utilization=None, **overrides):
+             catalog=None, measurements=None, check_memory=True, utilization=None, finetune_method="full",
+             lora_rank=16, lora_targets="all", **overrides):
     """Projected training speed of a model on a cluster of one device type.
 
     Parameters
@@ -193,6 +231,13 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
         Treat a layout whose model state and activations exceed the device's memory
         as infeasible (``False`` projects the speed anyway and only reports ``fits``;
         the validation uses it, since a published run did fit, however it did).
+    finetune_method : {"full", "lora", "qlora"}
+        ``full`` trains every weight; ``lora`` trains rank-``lora_rank`` adapters on frozen
+        16-bit weights, ``qlora`` on frozen NF4 weights (see the module notes).
+    lora_rank : int
+        Adapter rank r (LoRA / QLoRA).
+    lora_targets : {"all", "qv"}
+        Adapters on every linear layer of the blocks, or on W_q and W_v only.
 
     Returns
     -------
@@ -222,6 +267,7 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     n, cp = int(n_devices), int(context_parallel)
     tp, pp = _whole(tensor_parallel), _whole(pipeline_parallel)
     shape = resolve_model(model)
+    finetune = finetune_terms(shape, finetune_method, lora_rank, lora_targets)
     _check_layout(shape, n, tp, pp, cp, virtual_stages)
     dp = n // (tp * pp * cp)
     zero = np.where(dp > 1, 1, 0) if zero_stage is None else _whole(zero_stage)
@@ -251,7 +297,8 @@ def training(device=None, model="Llama-2 7B", tokens=2e12, precision="bf16", n_d
     ceil, single = ceilings_for(device, catalog, measurements)
     net_bw, net_source = network_bandwidth(ceil, catalog, network_gbps)
     out = _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, cp, seq_len, micro_batch_size,
-                   step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory)
+                   step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory,
+                   finetune)
     if single:
         r = out.iloc[0]
         if not r["feasible"]:
@@ -287,7 +334,7 @@ def _check_layout(shape, n, tp, pp, cp, virtual_stages):
 
 
 def training_memory_bytes(shape, tensor_parallel, pipeline_parallel, data_parallel, zero_stage, micro_batch_size,
-                          seq_len, recompute, step_seqs, context_parallel=1):
+                          seq_len, recompute, step_seqs, context_parallel=1, finetune=None):
     """Bytes per device of a training layout: model state plus live activations [bytes].
 
     Model state: mixed-precision Adam (16 bytes per parameter, ZeRO stage over the
@@ -297,11 +344,21 @@ def training_memory_bytes(shape, tensor_parallel, pipeline_parallel, data_parall
     ``n_layers / pp`` layers and, under 1F1B, up to ``pp`` micro-batches in flight on
     the first stage ([1]_ §2.2.2). FlashAttention never stores the score matrix, so
     ``none`` keeps what ``selective`` keeps. Every argument may be an array (one value
-    per layout).
+    per layout). LoRA / QLoRA (``finetune`` from :func:`finetune_terms`): the model state of
+    :func:`accelkit.memory.finetune_bytes_breakdown` without QLoRA's paged optimizer state;
+    the activations are those of full training (the frozen layers' activation gradients
+    still need them).
     """
     tp, pp, dp, cp = (np.asarray(v, dtype=float) for v in (tensor_parallel, pipeline_parallel, data_parallel,
                                                              context_parallel))
-    state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero_stage, n_devices=dp * cp) / (tp * pp)
+    if finetune is None or finetune["method"] == "full":
+        state = memory.training_bytes(shape.params, "mixed", "adam", zero_stage=zero_stage, n_devices=dp * cp)
+    else:
+        parts = memory.finetune_bytes_breakdown(shape.params, finetune["method"], finetune["adapters"],
+                                                finetune["quantized"] or None, zero_stage=zero_stage,
+                                                n_devices=dp * cp)
+        state = parts["total"] - parts["paged"]
+    state = state / (tp * pp)
     if not shape.shaped:
         return state
     in_flight = np.minimum(pp, np.asarray(step_seqs, dtype=float) / (np.asarray(micro_batch_size) * dp))
@@ -313,19 +370,20 @@ def training_memory_bytes(shape, tensor_parallel, pipeline_parallel, data_parall
 
 
 def _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, cp, seq_len, micro_batch_size,
-             step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory):
+             step_seqs, virtual_stages, recompute, zero, devices_per_node, k, utilization, check_memory,
+             finetune=None):
     """The training frame of every row of ``ceil`` (a device, or a device in one candidate layout)."""
     results = {}
     for level in ("", "_low", "_high"):
         results[level] = train_core(shape, _rates(ceil, precision, level, net_bw, utilization), tp, pp, dp, seq_len,
                                     micro_batch_size, step_seqs, virtual_stages, recompute, zero, devices_per_node, k,
-                                    cp)
+                                    cp, finetune)
     # columns are gathered in a dict and framed once (column-by-column insertion dominated the run time)
     n_rows = len(ceil)
     out = {"name": ceil["name"].to_numpy()}
     step_tokens = step_seqs * seq_len
     peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
-    mft = model_flops_per_token(shape, seq_len)
+    mft = model_flops_per_token(shape, seq_len, finetune)
     # results["_low"] used the low ceilings (slow); a low time comes from the high ceilings
     for level, src in (("", ""), ("_low", "_low"), ("_high", "_high")):
         rate = step_tokens / results[src]["step_s"]
@@ -345,7 +403,8 @@ def _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, 
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     for part in ("compute_s", "elementwise_s", "tp_comm_s", "bubble_s", "dp_comm_s", "dp_comm_total_s", "optimizer_s"):
         out[part] = np.broadcast_to(results[""][part], (n_rows,))
-    needed = training_memory_bytes(shape, tp, pp, dp, zero, micro_batch_size, seq_len, recompute, step_seqs, cp)
+    needed = training_memory_bytes(shape, tp, pp, dp, zero, micro_batch_size, seq_len, recompute, step_seqs, cp,
+                                   finetune)
     usable = ceil["memory_bytes"].to_numpy(dtype=float) * (1.0 - memory.DEFAULT_RESERVE_FRACTION)
     per_device_bytes = np.broadcast_to(needed, (n_rows,)).astype(float)
     fits = per_device_bytes <= usable
@@ -355,6 +414,8 @@ def _project(shape, ceil, net_bw, net_source, tokens, precision, n, tp, pp, dp, 
                 "n_devices": n, "zero_stage": zero, "recompute": recompute, "precision": precision,
                 "seq_len": seq_len, "micro_batch_size": micro_batch_size, "global_batch_tokens": step_tokens,
                 "model": shape.name})
+    ft = finetune or {"method": "full", "trainable": shape.params, "rank": np.nan}
+    out.update({"finetune_method": ft["method"], "trainable_params": ft["trainable"], "lora_rank": ft["rank"]})
     out["matmul_source"] = (ceil[f"matmul_{precision}_source"].to_numpy() if utilization is None
                             else np.full(n_rows, f"your MFU {utilization:.0%} of the dense {precision} peak"))
     out["memory_source"] = ceil["memory_bw_source"].to_numpy()
