@@ -104,7 +104,16 @@ def test_cloud_prices_fill_hourly_cost(catalog):
 
 
 def test_builtin_catalogue_loads_from_the_package_data(catalog):
-    assert cat.data_path("accelerators.csv").exists()
+    """The catalogue is the rows of data_path("accelerators.csv"), read here with the stdlib csv
+    module: the same names in the same order, and H100 SXM's bf16 figure as the file gives it."""
+    import csv
+
+    path = cat.data_path("accelerators.csv")
+    with open(path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["name"] for r in rows] == list(catalog["name"])
+    h100 = next(r for r in rows if r["name"] == "H100 SXM")
+    assert find("H100 SXM", catalog)["bf16_tflops"] == float(h100["bf16_tflops"])
 
 
 # --- find ----------------------------------------------------------------------------
@@ -238,8 +247,13 @@ def test_peak_flops_is_in_flop_per_second(catalog):
     assert np.isnan(peak[catalog["name"] == "T4"].iloc[0]), "T4 has no bf16 and must stay NaN"
 
 
-def test_top_level_load_catalog_is_the_catalog_loader():
+def test_top_level_load_catalog_is_the_catalog_loader(tmp_path):
+    """accelkit.load_catalog passes its path and options through: a user's file alone
+    (include_builtin=False) is exactly that file's one row."""
     assert accelkit.load_catalog().equals(load_catalog())
+    own = accelkit.load_catalog(_write(tmp_path, GOOD), include_builtin=False, prices=False)
+    assert list(own["name"]) == ["Lab Card X"] and own["bf16_tflops"].iloc[0] == 200
+    assert own.equals(load_catalog(tmp_path / "mine.csv", include_builtin=False, prices=False))
 
 
 @pytest.mark.parametrize(

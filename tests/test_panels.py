@@ -100,18 +100,26 @@ def test_measurements_without_a_file_say_what_to_give():
 
 
 def test_measurements_read_the_shipped_probe_results_once():
-    from accelkit import probes
+    """The shipped CPU run (data/probe_results/cpu-2core-vm-quick.json, read here with json):
+    every one of its results, the first matmul's figure as stored, and in the page one table
+    row per matmul / precision result plus the header."""
+    import re
+
+    from accelkit.probes.results import example_results
     from accelkit.ui.measurements import ProbeMeasurements
 
-    path = probes.example_results_path() if hasattr(probes, "example_results_path") else None
-    if path is None:
-        from accelkit.catalog import data_path
-
-        path = sorted(data_path("probe_results").glob("*.json"))[0]
+    path = next(p for p in example_results() if p.name == "cpu-2core-vm-quick.json")
+    stored = json.loads(path.read_text(encoding="utf-8"))["results"]
     m = ProbeMeasurements(path)
     frame = m.when(True)
-    assert len(frame) and frame is m.frame(), "the file is read once and kept"
-    assert "From " in m.html() and "<table" in m.html()
+    assert frame is m.frame(), "the file is read once and kept"
+    assert len(frame) == len(stored) == 50
+    assert list(frame["probe"]) == [r["probe"] for r in stored]
+    assert frame["measured"].iloc[0] == pytest.approx(stored[0]["measured"])
+    page = m.html()
+    assert page.startswith('<div class="ak-note">From cpu-2core-vm-quick.json:</div>')
+    shown = sum(1 for r in stored if re.search("precision|matmul", r["probe"]))
+    assert page.count("<tr") == shown + 1, (page.count("<tr"), shown)
 
 
 def test_an_unreadable_measurements_file_is_a_note_in_the_page_not_an_exception(tmp_path):

@@ -85,17 +85,18 @@ def test_edge_tco_is_monotone_in_price_and_hours(p1, p2, watts, hours, months):
 
 @given(bad_number)
 def test_bad_sizes_raise_value_error(bad):
-    for call in (
-        lambda: demand.training_flops(bad, 1e9),
-        lambda: memory.weight_bytes(bad, "bf16"),
-        lambda: roofline.ridge_point(bad, 1e12),
-        lambda: roofline.ridge_point(1e12, bad),
-        lambda: llm.decode_seconds_per_token(1e9, 0, bad),
-        lambda: comm.ring_allreduce_seconds(1e9, 8, bad),
-        lambda: energy.flops_per_watt(1e12, bad),
-        lambda: tco.cloud("c", 1.0, instances=bad),
+    """Each error names the bad argument first ("<name> must be ... > 0"), not any ValueError."""
+    for argument, call in (
+        ("params", lambda: demand.training_flops(bad, 1e9)),
+        ("params", lambda: memory.weight_bytes(bad, "bf16")),
+        ("peak_flops", lambda: roofline.ridge_point(bad, 1e12)),
+        ("bandwidth", lambda: roofline.ridge_point(1e12, bad)),
+        ("bandwidth", lambda: llm.decode_seconds_per_token(1e9, 0, bad)),
+        ("bandwidth", lambda: comm.ring_allreduce_seconds(1e9, 8, bad)),
+        ("watts", lambda: energy.flops_per_watt(1e12, bad)),
+        ("instances", lambda: tco.cloud("c", 1.0, instances=bad)),
     ):
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match=rf"^{argument} must be .*> 0; got "):
             call()
 
 
