@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from urllib.parse import parse_qs
 
+from . import units
 from ._validate import suggest
 
 __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS",
@@ -395,7 +396,7 @@ class Scenario:
         """
         suffix = (suffix or Path(name).suffix).lower()
         if len(raw) > MAX_SCENARIO_BYTES:
-            raise ScenarioError("(file)", f"{name} is larger than {MAX_SCENARIO_BYTES // 1024} KiB; a scenario is a "
+            raise ScenarioError("(file)", f"{name} is larger than {MAX_SCENARIO_BYTES // units.KIB} KiB; a scenario is a "
                                 "few dozen lines")
         try:
             text = bytes(raw).decode("utf-8-sig")

@@ -15,7 +15,7 @@ from . import demand, llm, memory, roofline, units
 from .catalog import memory_bytes, peak_flops
 from .models import find_model, kv_elements_per_token
 
-__all__ = ["accumulation_sweep", "cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "kernel_workloads", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
+__all__ = ["accumulation_sweep", "cluster_scaling", "cluster_step", "edge_fit", "frame_flops", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
 TRAINING_WORKLOADS = ("training", "fine-tuning")
 # the columns a per-device training layout may carry (accelkit.configsearch)
@@ -309,67 +309,6 @@ def per_device(scenario, catalog, devices=None, reserve_fraction=memory.DEFAULT_
     order = list(out.columns) + [c for c in extra if c not in out.columns]
     out = out.drop(columns=[c for c in extra if c in out]).reset_index(drop=True)
     return pd.concat([out, pd.DataFrame(extra)], axis=1)[order]
-
-
-def kernel_workloads(scenario):
-    """The scenario's main kernels with their arithmetic intensity.
-
-    For a transformer preset (decoder, encoder, ViT) at the scenario's batch B,
-    sequence length S and precision: the MLP GEMM in prefill (m = B·S) and in decode
-    (m = B), fused attention in prefill (S × S) and in one decode step (1 × S), the
-    whole-model prefill and decode steps, and an elementwise add. For other models
-    (CNNs, custom sizes): the whole-model forward pass counting weight traffic only,
-    an upper bound on intensity.
-
-    Returns
-    -------
-    pandas.DataFrame
-        ``workload, intensity`` [FLOP/byte], ``flops`` [FLOP], ``bytes`` [bytes],
-        ``note``.
-    """
-    m = model_of(scenario)
-    preset = m["preset"]
-    p = scenario.precision if scenario.precision in memory.BYTES_PER_PARAM else "bf16"
-    nbytes = memory.bytes_per_param(p)
-    b, s = scenario.batch_size, scenario.seq_len
-    rows = []
-    shaped = preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers"))
-    if shaped and preset["kind"] in ("decoder", "moe-decoder", "encoder", "vit"):
-        d = float(preset["d_model"])
-        ff = float(preset["d_ff"]) if pd.notna(preset.get("d_ff")) else 4.0 * d
-        hd = float(preset["head_dim"])
-        decoder = preset["kind"] in ("decoder", "moe-decoder")
-        gemms = [(f"MLP GEMM, prefill ({b}×{s} tokens)" if decoder else f"MLP GEMM ({b}×{s} tokens)", b * s)]
-        if decoder:
-            gemms.append((f"MLP GEMM, decode ({b} tokens)", b))
-        for label, rows_m in gemms:
-            f = roofline.gemm_flops(rows_m, ff, d)
-            q = roofline.gemm_bytes(rows_m, ff, d, p)
-            rows.append((label, f / q, f, q, f"[{rows_m:g} × {d:g}] · [{d:g} × {ff:g}]"))
-        rows.append((f"attention, prefill ({s}×{s}, fused)", roofline.attention_intensity(s, s, hd, p), np.nan, np.nan,
-                     "FlashAttention-style: Q, K, V read once"))
-        if preset["kind"] in ("decoder", "moe-decoder"):
-            rows.append((f"attention, decode (1×{s})", roofline.attention_intensity(1, s, hd, p), np.nan, np.nan,
-                         "one new token reads the whole KV cache"))
-            f = 2.0 * m["active_params"] * b
-            kv = llm.model_kv_bytes(preset, s, 1, "bf16" if p in ("fp32", "tf32") else p) if p != "int4" else \
-                llm.model_kv_bytes(preset, s, 1, "int8")
-            q = m["active_params"] * nbytes + b * kv
-            rows.append((f"LLM decode step (batch {b})", f / q, f, q, "weights + KV cache read once per step"))
-        f = 2.0 * m["active_params"] * b * s
-        q = m["active_params"] * nbytes
-        label = f"LLM prefill (batch {b}, {s} tokens)" if preset["kind"] in ("decoder", "moe-decoder") else \
-            f"forward pass (batch {b}, {s} tokens)"
-        rows.append((label, f / q, f, q, "weights read once; activations ignored"))
-    else:
-        per_sample = float(preset["forward_flop_per_sample"]) if preset is not None and \
-            pd.notna(preset.get("forward_flop_per_sample")) else 2.0 * m["params"]
-        f = per_sample * b
-        q = m["params"] * nbytes
-        rows.append((f"forward pass (batch {b})", f / q, f, q, "weights only: an upper bound on intensity"))
-    rows.append(("elementwise add", roofline.elementwise_intensity(1, 2, 1, p), np.nan, np.nan,
-                 "two reads, one write per FLOP"))
-    return pd.DataFrame(rows, columns=["workload", "intensity", "flops", "bytes", "note"])
 
 
 def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1, devices_per_node=8,

@@ -22,13 +22,15 @@ from pathlib import Path
 
 import pandas as pd
 
+from . import units
+
 __all__ = ["Column", "Schema", "TableError", "read_rows", "read_table", "check_rows", "problem", "line_of",
            "raise_problems"]
 
 #: problems shown in one message (all of them stay in ``error.problems``)
 SHOWN_PROBLEMS = 25
 #: the largest table file read (the shipped ones are well under 1 MiB)
-MAX_TABLE_BYTES = 64 * 2**20
+MAX_TABLE_BYTES = 64 * units.MIB
 #: the longest problem line (values in it are cut to a short prefix)
 MAX_PROBLEM_CHARS = 400
 
@@ -171,7 +173,7 @@ def _read_text(path, origin, error):
     except OSError as exc:
         raise error(f"{origin}: cannot read {path} ({exc.strerror or exc})") from None
     if len(data) > MAX_TABLE_BYTES:
-        raise error(f"{origin}: {path} is larger than {MAX_TABLE_BYTES // 2**20} MiB; is it the right file?")
+        raise error(f"{origin}: {path} is larger than {MAX_TABLE_BYTES // units.MIB} MiB; is it the right file?")
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

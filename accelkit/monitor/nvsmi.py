@@ -152,7 +152,7 @@ def _cell_value(text, kind, header_unit, where):
 
 
 #: longest line read (nvidia-smi writes a few hundred characters per sample)
-MAX_LINE_CHARS = 16 * 1024
+MAX_LINE_CHARS = 16 * units.KIB
 
 
 def parse_log_text(text, path="<text>", host=""):

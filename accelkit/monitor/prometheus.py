@@ -99,9 +99,9 @@ def choose_step(window_s, max_points=1000):
 MAX_MATCH_CHARS = 1024
 MAX_MATCHERS = 16
 #: an answer is abandoned beyond this many bytes, or when the whole request takes longer than the deadline
-MAX_ANSWER_BYTES = 16 * 2**20
+MAX_ANSWER_BYTES = 16 * units.MIB
 DEADLINE_S = 30.0
-_CHUNK = 64 * 1024
+_CHUNK = 64 * units.KIB
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 _OPS = ("=~", "!~", "!=", "=")
 _ESCAPES = {"\\": "\\", '"': '"', "'": "'", "n": "\n", "t": "\t", "r": "\r"}

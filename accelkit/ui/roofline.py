@@ -6,6 +6,7 @@ import ipywidgets as W
 
 from .. import claims, plots, projection, roofline, sizing, units
 from ..catalog import load_catalog, memory_bandwidth, peak_flops
+from ..kernels import kernel_workloads
 from . import controls as C
 from ._base import CSS, Panel, table_html
 from .measurements import ProbeMeasurements
@@ -72,7 +73,7 @@ class RooflinePanel(Panel):
             chosen["achievable_flops"] = mm["matmul_flops"].to_numpy()
             chosen["achievable_bandwidth"] = bw["memory_bandwidth"].to_numpy()
             chosen["efficiency_source"] = ("matmul: " + mm["source"] + " | memory: " + bw["source"]).to_numpy()
-        work = sizing.kernel_workloads(s)
+        work = kernel_workloads(s)
         known = chosen.dropna(subset=["peak_flops", "bandwidth"])
         table = roofline.catalog_roofline(known["peak_flops"], known["bandwidth"], work["intensity"],
                                           known["name"], work["workload"])
