@@ -103,11 +103,13 @@ def test_eight_simultaneous_visitors_never_start_more_kernels_than_the_cap(tmp_p
     assert all(FULL in body and f"All {cap} places are in use" in body for body in refused), refused[:1]
 
 
-def test_a_kernel_start_reserves_its_place_before_it_waits():
+def test_a_kernel_start_reserves_its_place_before_it_waits(monkeypatch):
     """Five starts at once under a cap of 2: two start, three are refused, before any start finishes."""
     from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 
-    from accelkit.kernelcap import AppFull, CappedKernelManager
+    from accelkit.kernelcap import SLOTS_ENV, AppFull, CappedKernelManager
+
+    monkeypatch.setenv(SLOTS_ENV, "")  # the manager publishes its places here; restored afterwards
 
     started = []
 
@@ -129,6 +131,7 @@ def test_a_kernel_start_reserves_its_place_before_it_waits():
             AsyncMappingKernelManager.start_kernel = original
             manager._kernels.clear()
             manager._release_all()
+            manager._slots.remove()
         return outcomes
 
     outcomes = asyncio.run(scenario())
