@@ -72,10 +72,10 @@ def compute_need(scenario):
                      f"samples (forward + backward ≈ 3 forward passes, Kaplan et al. 2020 §2.1)"),
         }
     if scenario.workload in TRAINING_WORKLOADS:
-        from .projection.finetune import scenario_finetune
+        from .projection.finetune import flops_per_token, scenario_finetune
 
         ft = scenario_finetune(scenario)  # LoRA / QLoRA: forward and activation gradients, no frozen weight gradients
-        per_token = 4.0 * n_active + 6.0 * ft["adapters"] if ft["method"] != "full" else 6.0 * n_active
+        per_token = flops_per_token(n_active, ft)
         total = per_token * scenario.tokens
         rule = (f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
                 if ft["method"] == "full" else f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens + 6 × "

@@ -23,7 +23,7 @@ import numpy as np
 from .. import memory
 from .._validate import check_choice, check_integer
 
-__all__ = ["LORA_TARGETS", "finetune_terms", "finetune_settings", "scenario_finetune"]
+__all__ = ["LORA_TARGETS", "finetune_terms", "finetune_settings", "flops_per_token", "scenario_finetune"]
 
 #: which matrices get adapters: every linear layer of the blocks (QLoRA's finding that this is needed to match
 #: full fine-tuning, arXiv:2305.14314 §4), or W_q and W_v only (the LoRA paper's experiments, §4.2)
@@ -85,3 +85,25 @@ def scenario_finetune(scenario):
     if method == "full":  # no shape needed
         return {"method": "full", "adapters": 0.0, "trainable": np.nan, "quantized": 0.0, "rank": np.nan}
     return finetune_terms(resolve_model(_model(scenario)), method, rank)
+
+
+def flops_per_token(active_params, finetune):
+    """Training FLOP per token of a fine-tuning method [FLOP].
+
+    Full training: 6·N (2 forward, 4 backward; Kaplan et al. 2020 §2.1,
+    :func:`accelkit.demand.training_flops`). LoRA / QLoRA: the frozen weights get no
+    weight gradient, so their linear layers cost the forward and the activation
+    gradient, 4·N, and the adapters train in full, 6·adapters (Hu et al. 2021 §4.2).
+
+    Parameters
+    ----------
+    active_params : float
+        Parameters used per token [count].
+    finetune : dict
+        :func:`scenario_finetune` (``method``, ``adapters``).
+    """
+    from ..demand import training_flops
+
+    if finetune["method"] == "full":
+        return training_flops(active_params, 1.0)
+    return 4.0 * active_params + training_flops(finetune["adapters"], 1.0)
