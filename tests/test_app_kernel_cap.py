@@ -134,7 +134,12 @@ def test_a_kernel_start_reserves_its_place_before_it_waits(monkeypatch):
             manager._slots.remove()
         return outcomes
 
-    outcomes = asyncio.run(scenario())
+    # in a thread of its own: an earlier test in the same session (the browser's sync API) may
+    # leave an event loop running in this one, and asyncio.run refuses to nest
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        outcomes = pool.submit(asyncio.run, scenario()).result()
     refused = [o for o in outcomes if isinstance(o, AppFull)]
     assert len(started) == 2 and len(refused) == 3, outcomes
 
