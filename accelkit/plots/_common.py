@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 #: a small template in the spirit of plotly_white; applying the full built-in template
@@ -81,21 +82,27 @@ def empty_figure(message, title=""):
                                 "yref": "paper", "font": {"size": 15}}])
 
 
-def add_lines(fig, orientation, values, labels=(), colors=(), dash="dot", label_position=None, font_size=9):
+def add_lines(fig, orientation, values, labels=(), colors=(), dash="dot", label_position=None, font_size=9, log=False):
     """Add horizontal (``"h"``) or vertical (``"v"``) reference lines with labels in
     one layout update (``fig.add_hline`` costs ~40 ms per line)."""
     shapes, notes = reference_lines(orientation, values, labels, colors, dash, label_position, font_size,
-                                    shapes=fig.layout.shapes, notes=fig.layout.annotations)
+                                    shapes=fig.layout.shapes, notes=fig.layout.annotations, log=log)
     fig.update_layout(shapes=shapes, annotations=notes)
     return fig
 
 
 def reference_lines(orientation, values, labels=(), colors=(), dash="dot", label_position=None, font_size=9,
-                    shapes=(), notes=()):
+                    shapes=(), notes=(), log=False):
     """``(shapes, annotations)``: horizontal (``"h"``) or vertical (``"v"``) reference
-    lines with their labels, appended to ``shapes`` and ``notes``, for :func:`figure`."""
+    lines with their labels, appended to ``shapes`` and ``notes``, for :func:`figure`.
+
+    ``log``: the lines' axis is logarithmic. plotly places a shape in data units but an
+    annotation on a log axis at log10 of the value (plotly.js docs, ``layout.annotations.x``:
+    "If the axis type is 'log', then you must take the log of your desired range"), so a
+    label at the raw value would sit at 10^value and stretch the axis to it."""
     shapes, notes = list(shapes or ()), list(notes or ())
     for i, value in enumerate(values):
+        at = float(np.log10(value)) if log and value > 0 else value
         color = colors[i] if i < len(colors) else "#aaaaaa"
         if orientation == "h":
             shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
@@ -105,10 +112,10 @@ def reference_lines(orientation, values, labels=(), colors=(), dash="dot", label
                            "line": {"dash": dash, "width": 1, "color": color}})
         if i < len(labels) and labels[i]:
             if orientation == "h":
-                notes.append({"xref": "paper", "x": 1.0, "xanchor": "left", "yref": "y", "y": value, "text": labels[i],
+                notes.append({"xref": "paper", "x": 1.0, "xanchor": "left", "yref": "y", "y": at, "text": labels[i],
                               "showarrow": False, "font": {"size": font_size, "color": color}})
             else:
                 y = 1.0 - 0.055 * (i % 6) if label_position is None else label_position
-                notes.append({"yref": "paper", "y": y, "xref": "x", "x": value, "xanchor": "left", "text": labels[i],
+                notes.append({"yref": "paper", "y": y, "xref": "x", "x": at, "xanchor": "left", "text": labels[i],
                               "showarrow": False, "font": {"size": font_size, "color": "#555"}})
     return shapes, notes

@@ -29,10 +29,10 @@ def edge_fit_chart(table, latency_ms=None, power_w=None, title="Edge devices: ti
     shapes, notes = [], []
     if latency_ms:
         shapes, notes = reference_lines("v", [latency_ms], [f"latency target {latency_ms:g} ms"], ["#d62728"],
-                                        label_position=0.98, shapes=shapes, notes=notes)
+                                        label_position=0.98, shapes=shapes, notes=notes, log=True)
     if power_w:
         shapes, notes = reference_lines("h", [power_w], [f"power envelope {power_w:g} W"], ["#ff7f0e"],
-                                        shapes=shapes, notes=notes)
+                                        shapes=shapes, notes=notes, log=True)
     return figure(traces, title, shapes=shapes, annotations=notes, height=460,
                   margin={"l": 60, "r": 140, "t": 60, "b": 50},
                   xaxis={"type": "log", "title": "compute time per frame [ms] (lower bound)"},

@@ -31,7 +31,7 @@ def precision_memory_chart(memory_gb, capacities_gb, title):
     }
     caps = capacities_gb.dropna().sort_values()
     shapes, notes = reference_lines("h", list(caps.values), [f"{n} ({c:,.0f} GB usable)" for n, c in caps.items()],
-                                    [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(caps))])
+                                    [PALETTE[(i + 1) % len(PALETTE)] for i in range(len(caps))], log=True)
     return figure([bar], title, shapes=shapes, annotations=notes, yaxis={"title": "memory [GB]", "type": "log"},
                   height=420, margin={"l": 60, "r": 170, "t": 60, "b": 50})
 
