@@ -231,15 +231,16 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
 
     Model: cloud = network round trip + frame upload (``frame_kb × 8 / uplink_mbps``)
     + server overhead (decode, queueing, pre/post-processing) + inference; edge =
-    inference + local overhead. Inference time = FLOP per frame / (dense INT8 peak ×
-    utilisation), a compute-bound estimate.
+    inference + local overhead. Inference time: one INT8 frame through
+    :func:`accelkit.projection.vision.vision` at ``utilization`` of the dense peak
+    (compute, weight traffic, small-batch floor) -- the edge chapter's and the
+    decision's figure.
 
     Returns
     -------
     (pandas.DataFrame, str)
         One row per component and path (``path, component, ms``), and a verdict.
     """
-    from .catalog import int8_dense_estimate
 
     catalog = load_catalog() if catalog is None else catalog
     for name, value in (("rtt_ms", rtt_ms), ("server_overhead_ms", server_overhead_ms),
@@ -249,15 +250,12 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
     for name, value in (("uplink_mbps", uplink_mbps), ("frame_kb", frame_kb), ("utilization", utilization)):
         if not value > 0:
             raise ValueError(f"{name} must be > 0; got {value}")
-    from .projection.vision import frame_flops
+    from .projection.vision import vision
 
-    per_frame, preset = frame_flops(model)
-    int8, _ = int8_dense_estimate(catalog)
     edge, cloud = find(edge_device, catalog), find(cloud_device, catalog)
-    from .projection.vision import seconds_at_utilization
-
-    infer_cloud = units.s_to_ms(seconds_at_utilization(per_frame, int8[cloud.name], utilization))
-    infer_edge = units.s_to_ms(seconds_at_utilization(per_frame, int8[edge.name], utilization))
+    # one frame (batch 1) through the one vision model the edge chapter and the decision use
+    infer_cloud, infer_edge = (vision(d["name"], model, "int8", 1, catalog=catalog, utilization=utilization)["frame_ms"]
+                               for d in (cloud, edge))
     upload = frame_kb * units.BITS_PER_BYTE / uplink_mbps  # kbit / (Mbit/s) = ms
     rows = [
         ("cloud", "network round trip", rtt_ms), ("cloud", "frame upload", upload),

@@ -483,8 +483,8 @@ def frame_flops(model_name):
     return _frame_flops(model_name)
 
 
-def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=0.3, latency_ms=None,
-             power_w=None, budget_usd=None, use_npu=True, devices=None):
+def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=None, latency_ms=None,
+             power_w=None, budget_usd=None, use_npu=True, devices=None, batch_size=1):
     """Which edge devices can run ``streams × fps`` frames of a vision model.
 
     Parameters
@@ -496,30 +496,36 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
         A vision preset (``forward_flop_per_sample`` at its input size).
     precision : {"int8", "fp16"}
         INT8 (TensorRT-style post-training quantisation) or FP16.
-    utilization : float
-        Fraction of the peak the pipeline reaches.
+    utilization : float, optional
+        The person's share of the dense peak the convolutions reach; ``None``: the
+        achievable matmul rate from published efficiencies.
     latency_ms, power_w, budget_usd : float, optional
         Targets: compute time per frame, power per box, total purchase budget.
     use_npu : bool
         Count the DLA/NPU engines (INT8 only); otherwise GPU only.
     devices : list of str, optional
         Restrict to these names (default: the edge segment).
+    batch_size : int
+        Frames per pass (the scenario's batch).
+
+    The frame time is :func:`accelkit.projection.vision.vision`'s, the function the
+    decision and the claims call: compute, weight traffic and the small-batch floor.
 
     Returns
     -------
     pandas.DataFrame
         One row per device: ``name, ops_per_s`` [OP/s], ``basis``, ``units``,
-        ``fps_per_unit``, ``frame_ms`` (compute-bound time of one frame),
+        ``fps_per_unit``, ``frame_ms`` (time of one pass of ``batch_size`` frames: what a
+        frame waits for its result),
         ``power_w`` (all units), ``cost_usd`` (NaN without a list price),
         ``weights_fit``, ``meets`` (all targets) and ``reason`` (the first target
         missed, in words).
     """
-    from ._validate import check_choice, check_fraction, check_positive
+    from ._validate import check_choice, check_positive
     from .catalog import int8_dense_estimate
 
     check_positive("streams", streams, "a number of streams")
     check_positive("fps", fps, "a frame rate")
-    check_fraction("utilization", utilization, "a utilisation")
     precision = check_choice("precision", precision, ["int8", "fp16"])
     per_frame, preset = frame_flops(model)
     rows = catalog[catalog["segment"] == "edge"] if not devices else catalog[catalog["name"].isin(devices)]
@@ -536,18 +542,21 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     out = rows[["name", "vendor", "tdp_w", "power_mode", "price_usd", "memory_gb"]].copy()
     out["ops_per_s"] = ops
     out["basis"] = basis
-    from .projection.vision import seconds_at_utilization
+    from .projection.vision import vision
 
-    frame_s = seconds_at_utilization(per_frame, ops, utilization)
-    out["fps_per_unit"] = 1.0 / frame_s
+    projected = vision(None, preset, precision, batch_size, catalog=rows, utilization=utilization,
+                       peak=ops.to_numpy(dtype=float))
+    out["fps_per_unit"] = projected["frames_per_s"].to_numpy()
     out["units"] = np.ceil(np.round(streams * fps / out["fps_per_unit"], 9)).clip(lower=1)
-    out["frame_ms"] = units.s_to_ms(frame_s)
+    out["frame_ms"] = projected["frame_ms"].to_numpy()
     out["power_w"] = out["units"] * out["tdp_w"]
     out["cost_usd"] = out["units"] * out["price_usd"]
     weights = float(preset["params"]) * memory.bytes_per_param(precision)
     out["weights_fit"] = (out["memory_gb"] * units.GIGA > weights) | out["memory_gb"].isna()
     reasons = pd.Series("", index=out.index)
     reasons[out["ops_per_s"].isna()] = f"no published {precision} figure"
+    unprojected = (reasons == "") & out["frame_ms"].isna()
+    reasons[unprojected] = ["cannot be projected: " + w for w in projected["why"].to_numpy()[unprojected.to_numpy()]]
     if latency_ms is not None:
         slow = (reasons == "") & (out["frame_ms"] > latency_ms)
         reasons[slow] = [f"{v:.1f} ms per frame > {latency_ms:g} ms" for v in out.loc[slow, "frame_ms"]]

@@ -189,16 +189,19 @@ def test_cluster_notebook_slower_network_lowers_efficiency(tmp_path):
 
 def test_edge_notebook_defaults(tmp_path):
     text, _ = run(tmp_path, "07_edge_inference.ipynb")
-    # 10 × 30 fps × 28.8 GFLOP = 8.64 TOP/s; one Orin Nano Super gives 33.5 × 0.3 = 10 TOP/s
-    assert figure(text, "Jetson Orin Nano Super 8GB units") == "1 (meets every target)"
-    assert figure(text, "Jetson AGX Orin 64GB units").endswith("(60 W per box > 30 W)")
+    # one YOLOv8s frame (28.8 GFLOP, 11.17 MB int8 weights) on an Orin Nano Super at 0.3 of 33 TOP/s:
+    # 2.909 ms compute + 0.8 × 0.138 ms weights (80.95 GB/s) + 0.535 ms floor = 3.554 ms -> 281 frames/s;
+    # 10 × 30 = 300 frames/s -> 2 units
+    assert figure(text, "Jetson Orin Nano Super 8GB") == "2 unit(s), 3.55 ms per frame (meets every target)"
+    assert figure(text, "Jetson AGX Orin 64GB").endswith("(60 W per box > 30 W)")
 
 
 def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path):
     text, _ = run(tmp_path, "07_edge_inference.ipynb", streams=40, model="YOLOv8m", power_w=80.0)
-    # 40 × 30 × 79.3 GFLOP = 95 TOP/s; the AGX Orin (137.5 dense × 0.3 = 41) needs 3, and now fits 80 W
-    assert figure(text, "Jetson AGX Orin 64GB units").startswith("3 ")
-    assert "60 W per box" not in figure(text, "Jetson AGX Orin 64GB units")
+    # YOLOv8m on the AGX Orin: 79.3e9 / (137.5e12 × 0.3) = 1.922 ms + 0.8 × 0.159 ms + 0.535 ms = 2.585 ms
+    # -> 387 frames/s; 40 × 30 = 1,200 frames/s -> ceil(3.10) = 4 units, and now fits 80 W
+    assert figure(text, "Jetson AGX Orin 64GB").startswith("4 unit(s), 2.58 ms per frame")
+    assert "60 W per box" not in figure(text, "Jetson AGX Orin 64GB")
 
 
 def test_demand_notebook_uses_my_measurements(tmp_path):

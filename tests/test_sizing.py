@@ -82,18 +82,21 @@ def test_without_zero_the_replicated_state_never_fits_a_smaller_device():
 
 
 def test_edge_fit_counts_whole_units_from_the_frame_rate_one_unit_delivers():
-    """Compute-bound frame time F / (peak × utilisation) (roofline compute roof,
-    Williams et al. 2009, CACM 52(4)) with the T4's datasheet 65 dense FP16 TFLOP/s."""
+    """Frame time = roofline(F / (peak × utilisation), weights / bandwidth) + the small-batch
+    floor (projection.vision; roofline: Williams et al. 2009, CACM 52(4)) with the T4's
+    datasheet 65 dense FP16 TFLOP/s and its measured 239.8 GB/s."""
     from accelkit import load_catalog
 
     table = sizing.edge_fit(load_catalog(), streams=30, fps=30, model="YOLOv8s", precision="fp16",
                             utilization=0.3, devices=["T4"])
     row = table.iloc[0]
-    # 65e12 × 0.3 = 1.95e13 FLOP/s; 28.8e9 / 1.95e13 = 1.476923e-3 s = 1.476923 ms per frame
-    assert row["frame_ms"] == pytest.approx(1.476923, rel=1e-6), "frame time should be FLOP per frame / (peak × utilisation)"
-    # 1 / 1.476923e-3 s = 677.083 frames/s per T4; 30 × 30 = 900 frames/s -> ceil(1.33) = 2 units
-    assert row["fps_per_unit"] == pytest.approx(677.0833, rel=1e-6), "one T4 should deliver 677 frames per second"
-    assert row["units"] == 2, "900 frames/s at 677 per unit needs 2 whole units"
+    # compute 28.8e9 / (65e12 × 0.3) = 1.476923 ms; weights 11,166,560 × 2 B / 239.8e9 B/s = 0.093132 ms;
+    # 1.476923 + (1 - 0.2) × 0.093132 + 0.535 (vision_pass_floor_s) = 2.086429 ms per frame
+    assert row["frame_ms"] == pytest.approx(2.086429, rel=1e-5), \
+        "frame time should be compute + 0.8 × weight traffic + the 0.535 ms floor"
+    # 1 / 2.086429e-3 s = 479.288 frames/s per T4; 30 × 30 = 900 frames/s -> ceil(1.88) = 2 units
+    assert row["fps_per_unit"] == pytest.approx(479.288, rel=1e-5), "one T4 should deliver 479 frames per second"
+    assert row["units"] == 2, "900 frames/s at 479 per unit needs 2 whole units"
     # 2 × 70 W = 140 W
     assert row["power_w"] == pytest.approx(140.0), "power should be units × TDP"
     assert bool(row["meets"]), f"no target was set, so the T4 should pass; reason given: {row['reason']!r}"
@@ -104,9 +107,9 @@ def test_edge_fit_names_the_latency_target_it_misses():
 
     table = sizing.edge_fit(load_catalog(), streams=1, fps=30, precision="fp16", utilization=0.3,
                             latency_ms=1.0, devices=["T4"])
-    # 1.48 ms per frame (above) > 1 ms
-    assert not table.iloc[0]["meets"], "a 1.48 ms frame should miss a 1 ms target"
-    assert table.iloc[0]["reason"] == "1.5 ms per frame > 1 ms", "the reason should name the frame time and the target"
+    # 2.09 ms per frame (above) > 1 ms
+    assert not table.iloc[0]["meets"], "a 2.09 ms frame should miss a 1 ms target"
+    assert table.iloc[0]["reason"] == "2.1 ms per frame > 1 ms", "the reason should name the frame time and the target"
 
 
 @pytest.mark.parametrize("device, options", [

@@ -25,11 +25,10 @@ import pandas as pd
 
 from .. import units
 from .ceilings import catalog_or_default, ceilings_for
-from .constants import constants
 from .inference import inference
 from .layouts import step_sequences
 from .training import TRAIN_PRECISIONS, finetune_settings, training
-from .vision import frame_flops, vision_seconds
+from .vision import vision
 
 __all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "custom_shape", "WORK_UNITS"]
 
@@ -244,30 +243,11 @@ def _serving(scenario, catalog, measurements, ceil, kind, search=False):
 
 
 def _vision(scenario, catalog, measurements, ceil):
-    from .precisions import resolve_precision
-
-    flops, row = frame_flops(scenario.model)
-    mode, w_bytes, mm_precision, _ = resolve_precision(scenario.precision)
-    k = constants()
-    batch = scenario.batch_size
-    weights = float(row["params"]) * w_bytes
-    out = pd.DataFrame({"name": ceil["name"].to_numpy()})
-    peak = ceil[f"peak_{mm_precision}"].to_numpy(dtype=float)
-    for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
-        if scenario.utilization is not None:
-            rate = peak * scenario.utilization / k["gemm_fraction"]  # the person's own share of the peak
-        else:
-            rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float)
-        t = vision_seconds(flops, weights, rate, ceil[f"memory_bw{rate_level}"].to_numpy(dtype=float), batch, k)
-        out[f"latency_s{level}"] = t
-    # image models are not in the validation set: widen by the largest error the engine shows elsewhere
-    e = max(k[n] for n in ("model_error_training", "model_error_decode", "model_error_throughput", "model_error_ttft"))
-    out["latency_s_low"], out["latency_s_high"] = out["latency_s_low"] / (1 + e), out["latency_s_high"] * (1 + e)
-    for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
-        out[f"work_per_device_hour{level}"] = batch / out[f"latency_s{src}"] * units.SECONDS_PER_HOUR
-    out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if scenario.utilization is None else
-                            f"your utilisation {scenario.utilization:.0%} of the dense {mm_precision} peak")
-    out["memory_source"] = ceil["memory_bw_source"].to_numpy()
-    out["feasible"] = np.isfinite(out["latency_s"])
-    out["why"] = np.where(out["feasible"], "", f"no published dense {mm_precision} peak or memory bandwidth")
+    """An image model served at the scenario's batch: :func:`~accelkit.projection.vision.vision`, the
+    function chapter 07 and the claims call too (the person's ``utilization`` where given)."""
+    r = vision(None, scenario.model, precision=scenario.precision, batch_size=scenario.batch_size, catalog=catalog,
+               measurements=measurements, utilization=scenario.utilization)
+    out = r.copy()
+    for level in ("", "_low", "_high"):
+        out[f"work_per_device_hour{level}"] = r[f"frames_per_s{level}"] * units.SECONDS_PER_HOUR
     return out

@@ -17,10 +17,21 @@ class EdgePanel(Panel):
 
     title = "Edge inference"
 
-    def __init__(self, scenario=None, catalog=None, model="YOLOv8s", precision="int8", utilization=0.3,
-                 latency_ms=33.0, power_w=None, budget_usd=None, use_npu=True):
+    def __init__(self, scenario=None, catalog=None, model=None, precision=None, utilization=None,
+                 latency_ms=None, power_w=None, budget_usd=None, use_npu=True):
         super().__init__(scenario)
         s = self.scenario
+        from ..projection.for_scenario import is_vision_model
+
+        # the scenario's own image model, precision, utilisation and latency target, so this chapter and the
+        # decision project one figure (projection.vision) for one scenario
+        vision = is_vision_model(s)
+        model = model or (s.model if vision else "YOLOv8s")
+        precision = precision or (s.precision if vision and s.precision in ("int8", "fp16") else "int8")
+        if utilization is not None:
+            s.utilization = utilization
+        latency_ms = latency_ms if latency_ms is not None else (s.latency_target_ms if vision else 33.0)
+        self.vision_scenario = vision  # frames per pass: the scenario's batch for an image model, else one frame
         self.catalog = catalog if catalog is not None else load_catalog()
         power = power_w if power_w is not None else (s.power_envelope_w or 30.0)
         budget = budget_usd if budget_usd is not None else (s.budget_usd or 5000.0)
@@ -32,12 +43,13 @@ class EdgePanel(Panel):
                                   tooltip="int8: post-training quantisation (TensorRT, OpenVINO, HailoRT, Edge TPU)"),
             "use_npu": C.toggle("use DLA/NPU engines", use_npu,
                                 tooltip="count the Jetson DLA cores (int8) as well as the GPU"),
-            "utilization": C.slider("utilisation", utilization, 0.05, 1.0, 0.05, tooltip=C.GLOSSARY["mfu"]),
+            **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
             "latency_ms": C.number("latency target", latency_ms, "ms per frame", width="270px"),
             "power_w": C.number("power envelope", power, "W per box", width="250px"),
             "budget_usd": C.number("budget", budget, "USD", width="200px"),
         }
         self.bind_same("streams", "frames_per_s")
+        C.mfu_bindings(self)
         self.bind("power_w", "power_envelope_w")
         self.bind("budget_usd", "budget_usd")
         self.start()
@@ -46,7 +58,7 @@ class EdgePanel(Panel):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
             C.group("Workload", [c["streams"], c["frames_per_s"], c["model"], c["precision"], c["use_npu"],
-                                 c["utilization"]]),
+                                 c["own_mfu"], c["utilization"]]),
             C.group("Targets", [c["latency_ms"], c["power_w"], c["budget_usd"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
@@ -58,13 +70,17 @@ class EdgePanel(Panel):
         for name in ("latency_ms", "power_w", "budget_usd"):
             if not c[name] > 0:
                 raise ValueError(f"{name.replace('_', ' ')} must be > 0; got {c[name]}")
-        table = sizing.edge_fit(self.catalog, s.streams, s.frames_per_s, c["model"], c["precision"], c["utilization"],
-                                c["latency_ms"], c["power_w"], c["budget_usd"], c["use_npu"])
+        batch = s.batch_size if self.vision_scenario else 1
+        table = sizing.edge_fit(self.catalog, s.streams, s.frames_per_s, c["model"], c["precision"], s.utilization,
+                                c["latency_ms"], c["power_w"], c["budget_usd"], c["use_npu"], batch_size=batch)
         per_frame, _ = sizing.frame_flops(c["model"])
         need = s.streams * s.frames_per_s * per_frame
+        speed = (f"at your {s.utilization:.0%} of each device's {c['precision']} peak" if s.utilization is not None else
+                 f"at each device's achievable {c['precision']} rate (published efficiencies)")
         summary = [f"{s.streams} streams × {s.frames_per_s:g} fps of {c['model']} ({per_frame / units.GIGA:.1f} GFLOP per frame) "
-                   f"need {need / units.TERA:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s; at {c['utilization']:.0%} "
-                   f"utilisation each device delivers its {c['precision']} peak × {c['utilization']:g}."]
+                   f"need {need / units.TERA:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s. Time per frame: one pass "
+                   f"of a batch of {batch} frame{'s' if batch != 1 else ''} {speed}, plus the weights' memory "
+                   "traffic and the small-batch floor of a pass (the decision's figure, projection.vision)."]
         ok = table[table["meets"]]
         if ok.empty:
             summary.append("No edge device meets every target. Relax one (see the reasons in the table).")
@@ -115,5 +131,8 @@ class EdgePanel(Panel):
         lines = [f"devices meeting every target: {int(t['meets'].sum())}"]
         for name in ("Jetson Orin Nano Super 8GB", "Jetson AGX Orin 64GB", "Hailo-8"):
             if name in t.index:
-                lines.append(f"{name} units: {t.loc[name, 'units']:.0f} ({t.loc[name, 'reason'] or 'meets every target'})")
+                r = t.loc[name]
+                figure = (f"{r['units']:.0f} unit(s), {r['frame_ms']:.2f} ms per frame" if r["frame_ms"] == r["frame_ms"]
+                          else "not projected")
+                lines.append(f"{name}: {figure} ({r['reason'] or 'meets every target'})")
         return "\n".join(lines)
