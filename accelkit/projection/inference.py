@@ -60,7 +60,8 @@ from .constants import constants
 from .precisions import resolve_kv_precision, resolve_precision
 from .shapes import resolve_model
 
-__all__ = ["inference", "inference_grid", "serve_core", "OUTPUT_TIMES", "OUTPUT_RATES"]
+__all__ = ["inference", "inference_grid", "serve_core", "serve_load", "md1_wait", "OUTPUT_TIMES", "OUTPUT_RATES",
+           "TOKEN_BUDGET"]
 
 #: figures returned with ``_low`` / ``_high``
 OUTPUT_TIMES = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s")
@@ -73,7 +74,7 @@ def _n(x):
 
 
 def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_bytes_per_param, kv_bytes,
-               k, schedule="continuous"):
+               k, schedule="continuous", load=None):
     """The serving model on arrays (everything broadcasts).
 
     Parameters
@@ -89,6 +90,12 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         Storage bytes per weight and per KV element.
     k : dict
         Constants (:func:`accelkit.projection.constants.constants`).
+    load : dict, optional
+        Serving under load (see :func:`serve_load`): ``concurrency`` (closed-loop
+        clients per group) or ``request_rate`` (Poisson arrivals per group, 1/s), and
+        ``token_budget`` (the scheduler's tokens per step). ``batch`` is then the most
+        sequences the group holds at once (memory and ``max_num_seqs``). ``None``: the
+        figures above, unchanged.
 
     Returns
     -------
@@ -135,7 +142,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         weights = shape.read_params(tokens) * weight_bytes_per_param / tp / bw
         return roofline(weights, compute) + tp_comm(tokens) + k["prefill_overhead_s"]
 
-    def step(prefill_tokens):
+    def step(prefill_tokens, B=B):
         ctx = L + O / 2.0
         moved = shape.read_params(B + prefill_tokens) * weight_bytes_per_param / tp + B * ctx * kv_tok / kv_div
         t_mem = moved / bw
@@ -146,6 +153,8 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         return roofline(t_mem, t_comp) + comm + overhead, t_mem >= t_comp, comm
 
     prefill_one = prefill(1.0)
+    if load is not None:
+        return serve_load(step, prefill_one, B, L, O, **load)
     if schedule == "static":
         tpot, bound, comm = step(0.0)
         total = prefill(B) + O * tpot
@@ -160,6 +169,117 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     latency = ttft + (O - 1.0) * tpot
     return {"prefill_s": prefill_one, "decode_step_s": step_s, "tpot_s": tpot, "ttft_s": ttft,
             "request_latency_s": latency, "output_tokens_per_s": rate, "memory_bound": bound, "comm_s": comm}
+
+
+#: the scheduler's token budget per step when none is given: vLLM's ``max_num_batched_tokens``
+#: for its OpenAI server on GPUs with at least 70 GiB (V1 engine; 2048 below), TensorRT-LLM's
+#: ``max_num_tokens`` and SGLang's ``chunked_prefill_size`` on such GPUs (each 8192)
+TOKEN_BUDGET = 8192.0
+_Z90 = 1.2815515655446004  # the standard normal's 90th percentile
+
+
+def _wait_percentile(mean_wait, rho, p):
+    """The ``p`` quantile of an M/G/1 waiting time from its mean and the utilisation.
+
+    A request waits with probability ``rho`` (PASTA); given that it waits, the wait is
+    taken as exponential with mean ``W / rho`` -- the heavy-traffic form of the M/G/1
+    waiting-time distribution (Kingman 1962; Kleinrock, *Queueing Systems* vol. 2
+    (1976), §2.2). So ``P(W > t) = rho · exp(-t·rho/W)`` and the quantile is
+    ``(W/rho)·ln(rho/(1-p))`` where ``rho > 1 - p``, else 0.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = 1.0 - p
+        q = np.where(rho > tail, mean_wait / np.where(rho > 0, rho, 1.0) * np.log(np.maximum(rho, tail) / tail), 0.0)
+    return np.where(np.isfinite(mean_wait), q, np.inf)
+
+
+def md1_wait(arrival_rate, service_s):
+    """Mean wait in queue of M/D/1 (Pollaczek-Khinchine with a deterministic service):
+    ``W = rho · S / (2 (1 - rho))``, ``rho = lambda · S`` (Kleinrock, *Queueing Systems*
+    vol. 1 (1975), eq. 5.73 with ``C_s^2 = 0``); infinite at ``rho >= 1``."""
+    rho = np.asarray(arrival_rate, dtype=float) * service_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf), rho
+
+
+def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET):
+    """TTFT and TPOT of one serving group under load (continuous batching, chunked prefill).
+
+    ``step(prefill_tokens, n)`` is the step time of ``n`` decodes plus ``prefill_tokens``
+    prompt tokens (:func:`serve_core`); ``most`` the sequences the group holds at once
+    (memory, ``max_num_seqs``).
+
+    * **Running batch** ``b``: closed loop, ``min(N, most)``; Poisson arrivals at rate
+      ``lambda``, the fixed point ``b = lambda · O · step(b·L/O, b)`` (Little's law on the
+      running set), capped at ``most``.
+    * **Prefill under load** (Sarathi-Serve's stall-free batching [1]_; vLLM's chunked
+      prefill [2]_): each step first takes the running decodes, then fills the token budget
+      ``C`` with prompt tokens, so a prompt advances ``c = min(L, C − (b − 1))`` tokens per
+      step and its prefill takes ``S = (L / c) · step(c, b − 1)`` -- steps that carry the
+      decode batch.
+    * **Queueing** for the prefill (prompts are scheduled first come, first served): an
+      M/D/1 server of service ``S`` (:func:`md1_wait`). Poisson arrivals: ``lambda``.
+      Closed loop: arrivals at the throughput ``X = N / (TTFT + (O − 1)·TPOT)`` (Little's
+      law on the client cycle), solved with the wait (the fixed point is unique: the
+      wait falls as the cycle grows); when ``N`` exceeds what the engine holds, the
+      rest wait for a free slot: ``TTFT >= N / X_max − (O − 1)·TPOT`` with
+      ``X_max = b / (O · step)`` the engine's request rate at ``b``.
+    * **TTFT** = ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
+    * **TPOT**: mean = the step with the running batch and its share of prompt tokens
+      (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
+      ``rho`` carries a prompt chunk, so its spread is binomial:
+      ``p90 = mean + z90 · (step(c, b) − step(0, b)) · sqrt(rho (1 − rho) / (O − 1))``.
+
+    References
+    ----------
+    .. [1] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
+       Sarathi-Serve", OSDI 2024, arXiv:2403.02310, §4 (stall-free batching, token budget).
+    .. [2] vLLM documentation, "Optimization and Tuning: chunked prefill"
+       (``max_num_batched_tokens``), docs.vllm.ai/en/latest/configuration/optimization.html.
+    .. [3] L. Kleinrock, *Queueing Systems*, vol. 1 (1975) §5.6 (M/G/1) and vol. 2 (1976).
+    """
+    most = np.asarray(most, dtype=float)
+    if concurrency is not None:
+        N = np.asarray(concurrency, dtype=float)
+        b = np.maximum(np.minimum(N, most), 1.0)
+    else:
+        lam = np.asarray(request_rate, dtype=float)
+        b = np.ones(np.broadcast(most, lam).shape)
+        for _ in range(30):  # the running set at arrival rate lam (monotone iteration from 1)
+            b = np.minimum(np.maximum(lam * O * step(b * L / O, b)[0], 1.0), most)
+    step_s, bound, comm = step(b * L / O, b)
+    tpot, _, _ = step((b - 1.0) * L / O, b)
+    chunk = np.minimum(L, np.maximum(token_budget - (b - 1.0), 1.0))
+    S = L / chunk * step(chunk, b - 1.0)[0]
+    D = (O - 1.0) * tpot
+    x_max = b / (O * step_s)
+    if concurrency is not None:
+        lo, hi = S + 0.0 * D, S + N * S + D
+        for _ in range(40):  # bisection: g(T) = T - S - W(X(T)) increases with T
+            mid = 0.5 * (lo + hi)
+            w, _ = md1_wait(np.minimum(N / (mid + D), x_max), S)
+            above = mid - S - w >= 0
+            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+        T = hi
+        w, rho = md1_wait(np.minimum(N / (T + D), x_max), S)
+        admit = np.maximum(N / x_max - D - T, 0.0)  # waiting for a free sequence slot
+        x = np.minimum(N / (T + admit + D), x_max)
+    else:
+        w, rho = md1_wait(lam, S)
+        # beyond the request rate the engine sustains with every slot busy, the queue grows without end
+        x_most = most / (O * step(most * L / O, most)[0])
+        admit = np.where(lam < x_most, 0.0, np.inf)
+        x = np.where(np.isfinite(admit), lam, np.nan)
+    base = S + admit
+    ttft_mean = base + w
+    ttft = base + _wait_percentile(w, rho, 0.5)
+    ttft90 = base + _wait_percentile(w, rho, 0.9)
+    q = np.clip(rho, 0.0, 1.0)
+    spread = (step(chunk, b)[0] - step(0.0, b)[0]) * np.sqrt(q * (1.0 - q) / np.maximum(O - 1.0, 1.0))
+    return {"prefill_s": prefill_alone, "decode_step_s": step_s, "tpot_s": tpot, "tpot_p90_s": tpot + _Z90 * spread,
+            "ttft_s": ttft, "ttft_p90_s": ttft90, "ttft_mean_s": ttft_mean, "request_latency_s": ttft_mean + D,
+            "output_tokens_per_s": x * O, "memory_bound": bound, "comm_s": comm, "running_batch": b,
+            "prefill_utilisation": rho}
 
 
 def _rates(ceil, compute_precision, level=""):
@@ -254,7 +374,8 @@ def _pipeline(result, pp, batch, input_tokens, shape, net_bw, net_lat):
 def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,
               batch_size=None, pipeline_parallel=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
-              tpot_target_s=None, ttft_target_s=None, **overrides):
+              tpot_target_s=None, ttft_target_s=None, concurrency=None, request_rate=None, token_budget=None,
+              **overrides):
     """Projected serving figures of a model on a device (or every device).
 
     Parameters
@@ -294,6 +415,23 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     check_memory : bool
         ``False`` uses a given ``batch_size`` even where this memory estimate says it
         does not fit (the validation does: a published run did fit).
+    concurrency : int, optional
+        Serving under load, closed loop: this many clients each send a request as soon as
+        their previous one ends (what load-test tools run: vLLM's ``benchmark_serving
+        --max-concurrency``, genai-perf / AIPerf ``--concurrency``), spread evenly over the
+        data-parallel replicas. The running batch is the concurrency (up to what memory
+        and ``max_batch_size`` hold; ``batch_size``, if given, is that limit). TTFT then
+        counts the wait for the prefill and the prefill spread over steps shared with the
+        decodes (:func:`serve_load`); ``ttft_s`` / ``tpot_s`` are medians, with
+        ``ttft_p90_s``, ``tpot_p90_s`` and ``ttft_mean_s`` beside them. ``None`` (and no
+        ``request_rate``): the figures of one request at a time, as before.
+    request_rate : float, optional
+        Serving under load, open loop: Poisson arrivals at this many requests per second
+        over all ``n_devices``. A rate beyond what the devices sustain is infeasible.
+    token_budget : int, optional
+        The scheduler's tokens per step (vLLM ``max_num_batched_tokens``, TensorRT-LLM
+        ``max_num_tokens``, SGLang ``chunked_prefill_size``); default
+        :data:`TOKEN_BUDGET` (8192).
     tpot_target_s, ttft_target_s : float, optional
         Service-level targets [s] on the projected (median) time per output token
         and time to first token. With ``batch_size=None`` the batch is the largest
@@ -333,6 +471,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     if batch_size is not None:
         check_integer("batch_size", batch_size, low=1, what="a batch size")
     schedule = check_choice("schedule", schedule, ["continuous", "static"])
+    load = _load_args(concurrency, request_rate, token_budget, schedule)
     n_devices = int(n_devices)
     shape = resolve_model(model)
     mode, w_bytes, mm_precision, kv_default = resolve_precision(precision)
@@ -364,7 +503,15 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     else:
         batch = np.where(room > 0, float(batch_size), np.nan)
     batch = np.where(batch >= 1, batch, np.nan)
-    slo = batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
+    if load is not None:
+        # the most sequences a group holds at once; the running batch itself comes from the load
+        batch = np.where(np.isfinite(batch), batch, np.nan) if batch_size is not None else \
+            np.where(fit >= 1, np.minimum(fit, cap), np.nan)
+        share = tps * pps / n_devices  # a data-parallel replica's share of the clients or arrivals
+        load = {"token_budget": load["token_budget"],
+                "concurrency": None if concurrency is None else float(concurrency) * share,
+                "request_rate": None if request_rate is None else float(request_rate) * share}
+    slo = load is None and batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
     if slo:
         batch, slo_best = _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens,
                                                  output_tokens, w_bytes, kv_bytes, k, schedule, tpot_target_s,
@@ -372,7 +519,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
 
     def run(level):
         return _pipeline(serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
-                                    w_bytes, kv_bytes, k, schedule), pps, batch, input_tokens, shape, net_bw, net_lat)
+                                    w_bytes, kv_bytes, k, schedule, load), pps, batch, input_tokens, shape, net_bw, net_lat)
 
     mid, slow, fast = run(""), run("_low"), run("_high")
     per_dev = mid["output_tokens_per_s"] / (tps * pps)
@@ -388,7 +535,9 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     replicas = n_devices / (tp_used * pp_used)
     n_rows = len(ceil)
     out = {"name": ceil["name"].to_numpy()}
-    for name in ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s"):
+    times = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s") + \
+        (() if load is None else _LOAD_TIMES)
+    for name in times:
         out[name] = pick(mid[name])
         out[f"{name}_low"] = pick(fast[name])
         out[f"{name}_high"] = pick(slow[name])
@@ -400,12 +549,15 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     # widen by the engine's own error on published measurements of the same kind
     e_ttft, e_decode = k["model_error_ttft"], k["model_error_decode"]
     e_rate = k["model_error_throughput"] if batch_size is None else e_decode
-    for name, e in (("ttft_s", e_ttft), ("prefill_s", e_ttft), ("tpot_s", e_decode), ("decode_step_s", e_decode),
-                    ("request_latency_s", e_decode), ("output_tokens_per_s", e_rate),
-                    ("output_tokens_per_s_per_device", e_rate), ("requests_per_s", e_rate)):
+    widen = (("ttft_s", e_ttft), ("prefill_s", e_ttft), ("tpot_s", e_decode), ("decode_step_s", e_decode),
+             ("request_latency_s", e_decode), ("output_tokens_per_s", e_rate),
+             ("output_tokens_per_s_per_device", e_rate), ("requests_per_s", e_rate))
+    if load is not None:
+        widen += tuple((n, e_ttft if n.startswith("ttft") else e_decode) for n in _LOAD_TIMES)
+    for name, e in widen:
         out[f"{name}_low"] = out[f"{name}_low"] / (1.0 + e)
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
-    batch_used = pick(batch)
+    batch_used = pick(batch) if load is None else pick(np.where(np.isfinite(batch), mid["running_batch"], np.nan))
     out.update({
         "batch_size": batch_used, "tensor_parallel": tp_used, "pipeline_parallel": pp_used, "replicas": replicas,
         "n_devices": np.full(n_rows, n_devices), "max_batch_size": pick(fit),
@@ -446,6 +598,13 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
                           + (f", {int(pps.max())} pipeline stages" if pps.max() > 1 else "") + ")")
             else:
                 why[i] = f"batch_size={batch_size} does not fit: at most {int(np.nanmax(fit[i]))} sequences fit"
+    if load is not None:
+        over = (why == "") & np.isfinite(batch_used) & ~np.isfinite(out["ttft_s"])
+        why[over] = "the request rate is beyond what the devices sustain (the queue grows without end)"
+        out["concurrency"] = np.full(n_rows, np.nan if concurrency is None else float(concurrency))
+        out["request_rate"] = np.full(n_rows, np.nan if request_rate is None else float(request_rate))
+        out["most_sequences"] = pick(batch)
+        out["prefill_utilisation"] = pick(mid["prefill_utilisation"])
     feasible = why == ""
     out["feasible"], out["why"] = feasible, why
     for c in [c for c in out if c.endswith(_FIGURE_SUFFIXES)]:
@@ -476,6 +635,9 @@ def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_token
         if tpot_target_s is not None:
             ok &= r["tpot_s"] <= tpot_target_s
         if ttft_target_s is not None:
+            # the running batch is the concurrency: TTFT under that load (queue + chunked prefill)
+            r = dict(r, ttft_s=_ttft_at_concurrency(shape, rates, tps, limit, b, input_tokens, output_tokens, w_bytes,
+                                                    kv_bytes, k, schedule, pps, net_bw, net_lat))
             ok &= r["ttft_s"] <= ttft_target_s
         if b == 1:
             with warnings.catch_warnings():
@@ -491,9 +653,47 @@ def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_token
     if tpot_target_s is not None:
         ok &= r["tpot_s"] <= tpot_target_s
     if ttft_target_s is not None:
-        ok &= r["ttft_s"] <= ttft_target_s
+        ok &= _ttft_at_concurrency(shape, rates, tps, limit, np.where(limit >= 1, limit, 1.0), input_tokens,
+                                   output_tokens, w_bytes, kv_bytes, k, schedule, pps, net_bw, net_lat) <= ttft_target_s
     best = np.where(ok & (limit >= 1), np.fmax(best, limit), best)
     return best, (tpot1, ttft1)
+
+
+def _ttft_at_concurrency(shape, rates, tps, limit, n, input_tokens, output_tokens, w_bytes, kv_bytes, k, schedule, pps,
+                         net_bw, net_lat):
+    """Median TTFT with ``n`` closed-loop clients per group (:func:`serve_load`); the
+    static schedule keeps its batch prefill."""
+    most = np.where(limit >= 1, np.maximum(limit, n), 1.0)
+    if schedule == "static":
+        r = serve_core(shape, rates, tps, np.full(limit.shape, n), input_tokens, output_tokens, w_bytes, kv_bytes, k,
+                       schedule)
+    else:
+        r = serve_core(shape, rates, tps, most, input_tokens, output_tokens, w_bytes, kv_bytes, k, schedule,
+                       {"concurrency": n, "request_rate": None, "token_budget": TOKEN_BUDGET})
+    return _pipeline(r, pps, most, input_tokens, shape, net_bw, net_lat)["ttft_s"]
+
+
+#: the figures only serving under load gives (with ``_low`` / ``_high``)
+_LOAD_TIMES = ("ttft_p90_s", "ttft_mean_s", "tpot_p90_s")
+
+
+def _load_args(concurrency, request_rate, token_budget, schedule):
+    if concurrency is None and request_rate is None:
+        if token_budget is not None:
+            raise ValueError("token_budget applies to serving under load: give concurrency= or request_rate= too")
+        return None
+    if concurrency is not None and request_rate is not None:
+        raise ValueError("give concurrency= (closed-loop clients) or request_rate= (Poisson arrivals), not both")
+    if schedule != "continuous":
+        raise ValueError("serving under load (concurrency= / request_rate=) is continuous batching; "
+                         "schedule='static' runs one fixed batch")
+    if concurrency is not None:
+        check_integer("concurrency", concurrency, low=1, what="a number of concurrent requests")
+    elif not (np.isfinite(float(request_rate)) and float(request_rate) > 0):
+        raise ValueError(f"request_rate must be a number of requests per second > 0; got {request_rate!r}")
+    if token_budget is not None:
+        check_integer("token_budget", token_budget, low=1, what="a number of tokens per scheduler step")
+    return {"token_budget": float(TOKEN_BUDGET if token_budget is None else token_budget)}
 
 
 _FIGURE_SUFFIXES = ("_s", "_s_low", "_s_high", "_per_s", "_per_s_low", "_per_s_high", "_per_device",

@@ -32,10 +32,15 @@ __all__ = ["load_measured", "load_validation_models", "validate", "summary", "fi
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
-              "microbench_matmul", "microbench_memory", "microbench_allreduce")
+              "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
+              "serving_load_tpot")
+#: the categories measured under load (``concurrency`` or ``request_rate`` given): the engine's
+#: :func:`~accelkit.projection.inference.serve_load`
+LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
 #: metric -> unit it is given in
 METRICS = {
-    "tpot_s": "s", "ttft_s": "s", "request_latency_s": "s",
+    "tpot_s": "s", "ttft_s": "s", "request_latency_s": "s", "ttft_mean_s": "s", "ttft_p90_s": "s",
+    "tpot_p90_s": "s",
     "output_tokens_per_s": "tokens/s", "output_tokens_per_s_per_device": "tokens/s",
     "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
     "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
@@ -46,7 +51,7 @@ CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_
 
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
              "output_tokens",
-             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage"]
+             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
 
 #: training tokens assumed where a measured case gives none (a trillion; the step time does not depend on it)
@@ -177,6 +182,7 @@ def predict_case(case, extra_models=None, **constant_overrides):
                   input_tokens=int(case["input_tokens"]), output_tokens=int(case["output_tokens"]),
                   kv_precision=case["kv_precision"] or None, schedule=case["schedule"] or "continuous",
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
+                  concurrency=_opt(case.get("concurrency")),
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
@@ -359,8 +365,8 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "train_step_overhead_s": ("training",),
         "dp_overlap": ("training",),
         "roofline_overlap": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
-        "gemm_fraction": CATEGORIES,
-        "attention_fraction": CATEGORIES,
+        "gemm_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
+        "attention_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
         "serving_allreduce_latency_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
     }
 

@@ -1,0 +1,81 @@
+"""Serving under load (issue 24, item 1): the queueing formulas by hand, and the engine's
+TTFT / TPOT at a concurrency or a request rate."""
+
+import math
+
+import numpy as np
+import pytest
+
+from accelkit import projection as P
+from accelkit.projection.inference import _wait_percentile, md1_wait
+
+H100 = dict(device="H100 SXM", model="Llama-3.1 8B", precision="fp8", tensor_parallel=1, input_tokens=1000,
+            output_tokens=1000)
+
+
+def test_md1_wait_by_hand():
+    # lambda = 5/s, S = 0.1 s: rho = 0.5, W = rho S / (2 (1 - rho)) = 0.05 s
+    w, rho = md1_wait(5.0, 0.1)
+    assert rho == pytest.approx(0.5)
+    assert w == pytest.approx(0.05)
+    # rho = 0.9: W = 0.9 * 0.1 / 0.2 = 0.45 s; at rho >= 1 the queue has no end
+    assert md1_wait(9.0, 0.1)[0] == pytest.approx(0.45)
+    assert np.isinf(md1_wait(10.0, 0.1)[0])
+
+
+def test_wait_percentiles_by_hand():
+    # P(W > t) = rho exp(-t rho / W): W = 0.05, rho = 0.5 -> p90 = 0.1 ln 5, p50 = 0 (half the requests wait not at all)
+    assert _wait_percentile(0.05, 0.5, 0.9) == pytest.approx(0.1 * math.log(5.0))
+    assert _wait_percentile(0.05, 0.5, 0.5) == pytest.approx(0.0)
+    # rho = 0.08 < 0.1: nine in ten requests find the prefill free
+    assert _wait_percentile(0.01, 0.08, 0.9) == 0.0
+
+
+def test_ttft_grows_with_concurrency():
+    ttft = [P.inference(concurrency=n, **H100)["ttft_s"] for n in (1, 5, 25, 50, 100, 250)]
+    assert all(b >= a for a, b in zip(ttft, ttft[1:])), ttft
+    assert ttft[-1] > 2 * ttft[0]
+    r = P.inference(concurrency=50, **H100)
+    assert r["ttft_p90_s"] >= r["ttft_s"] and r["tpot_p90_s"] >= r["tpot_s"]
+    assert r["ttft_s_low"] <= r["ttft_s"] <= r["ttft_s_high"]
+
+
+def test_one_client_is_one_prefill():
+    alone = P.inference(batch_size=1, **H100)
+    one = P.inference(concurrency=1, **H100)
+    # the prompt runs as chunks inside scheduler steps (step overheads, not a separate prefill pass)
+    assert one["ttft_s"] == pytest.approx(alone["ttft_s"], rel=0.1)
+    assert one["tpot_s"] == pytest.approx(alone["tpot_s"], rel=1e-9)
+
+
+def test_beyond_memory_clients_wait_for_a_slot():
+    # Little's law on the client cycle: N = X (TTFT + (O - 1) TPOT) once the engine holds fewer than N
+    r = P.inference(concurrency=2000, **H100)
+    x = r["requests_per_s"]
+    assert r["batch_size"] < 2000
+    assert 2000 == pytest.approx(x * (r["ttft_mean_s"] + (H100["output_tokens"] - 1) * r["tpot_s"]), rel=0.01)
+
+
+def test_request_rate_poisson():
+    low, high = (P.inference(request_rate=q, **H100) for q in (1.0, 8.0))
+    assert high["ttft_s"] >= low["ttft_s"] and high["tpot_s"] > low["tpot_s"]
+    assert low["requests_per_s"] == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="beyond what the devices sustain"):
+        P.inference(request_rate=1e4, **H100)
+
+
+def test_old_calls_unchanged_and_arguments_checked():
+    a = P.inference(batch_size=8, **H100)
+    assert "ttft_p90_s" not in a  # the one-request figures, as before
+    with pytest.raises(ValueError, match="not both"):
+        P.inference(concurrency=4, request_rate=1.0, **H100)
+    with pytest.raises(ValueError, match="token_budget"):
+        P.inference(token_budget=2048, **H100)
+    with pytest.raises(ValueError, match="continuous"):
+        P.inference(concurrency=4, schedule="static", **H100)
+
+
+def test_every_device_at_once():
+    frame = P.inference(None, "Llama-3.1 8B", precision="bf16", concurrency=32)
+    ok = frame[frame["feasible"]]
+    assert len(ok) > 5 and np.isfinite(ok["ttft_p90_s"]).all()
