@@ -86,15 +86,25 @@ def best_configurations(scenario, catalog, measurements=None):
         configuration, plus :data:`CONFIG_COLUMNS` and ``configuration`` (the choice
         in words, e.g. "bf16, 8 devices, ZeRO-3"). Index as ``catalog``.
     """
-    if scenario.workload in sizing.TRAINING_WORKLOADS:
-        frames = [_training(scenario.copy().update(precision=p), catalog, measurements)
-                  for p in candidate_precisions(scenario)]
-        better = _pick(frames, "days_on_n", lower_is_better=True, precisions=candidate_precisions(scenario))
+    training = scenario.workload in sizing.TRAINING_WORKLOADS
+    project = _training if training else _serving
+    precisions, frames = [], []
+    for p in candidate_precisions(scenario):
+        if p == STAND_IN.get(scenario.precision):
+            # the stand-in only where the scenario's own precision has no published peak:
+            # projected for those devices alone (the search is the decision's main cost)
+            lacking = _lacking(catalog, scenario.precision, p)
+            if not lacking.any():
+                continue
+            frames.append(_expand(project(scenario.copy().update(precision=p), catalog[lacking], measurements),
+                                  lacking, frames[0]))
+        else:
+            frames.append(project(scenario.copy().update(precision=p), catalog, measurements))
+        precisions.append(p)
+    if training:
+        better = _pick(frames, "days_on_n", lower_is_better=True, precisions=precisions)
     else:
-        frames = [_serving(scenario.copy().update(precision=p), catalog, measurements)
-                  for p in candidate_precisions(scenario)]
-        better = _pick(frames, "work_per_device_hour", lower_is_better=False,
-                       precisions=candidate_precisions(scenario))
+        better = _pick(frames, "work_per_device_hour", lower_is_better=False, precisions=precisions)
     out = better.copy()
     out.index = catalog.index
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
@@ -105,6 +115,42 @@ def best_configurations(scenario, catalog, measurements=None):
     shaped = custom_shape(scenario)  # a custom model's layers and heads: given, or whose they are
     if shaped is not None:
         out["configuration"] = out["configuration"] + "; " + shaped[1]
+    return out
+
+
+def _lacking(catalog, precision, stand_in):
+    """Devices with no published peak at ``precision`` but one at ``stand_in`` (bool array)."""
+    from .catalog import peak_flops
+
+    return (peak_flops(catalog, precision).isna() & peak_flops(catalog, stand_in).notna()).to_numpy()
+
+
+def _expand(frame, rows, like):
+    """``frame`` (projected for ``rows`` of the catalogue) as a frame shaped like ``like``:
+    the other rows cannot run (``feasible`` False, no peak), so the pick never takes them.
+    Column types are kept (an object column would slow every later step)."""
+    frame = frame.reset_index(drop=True)
+    positions = np.flatnonzero(rows)
+    n = len(like)
+    columns = {}
+    for column in like.columns:
+        kind = like[column].dtype.kind
+        source = frame[column].to_numpy() if column in frame else None
+        if kind in "fiu":
+            values = np.full(n, np.nan)
+            if source is not None:
+                values[positions] = pd.to_numeric(pd.Series(source), errors="coerce").to_numpy(dtype=float)
+        elif kind == "b":
+            values = np.zeros(n, dtype=bool)
+            if source is not None:
+                values[positions] = source.astype(bool)
+        else:
+            values = np.full(n, None, dtype=object)
+            if source is not None:
+                values[positions] = source
+        columns[column] = values
+    out = pd.DataFrame(columns)
+    out["feasible"] = np.isin(np.arange(n), positions) & out["feasible"].astype(bool)
     return out
 
 
@@ -212,7 +258,11 @@ def _pick(frames, column, lower_is_better, precisions=None):
     for i, f in enumerate(frames[1:], start=1):
         rows = best == i
         if rows.any():
-            out.loc[rows] = f.loc[rows, out.columns].to_numpy()
+            # column by column, keeping each column's type (a 2-D object copy made every later step slow)
+            take = pd.Series(rows, index=out.index)
+            for column in out.columns:
+                if column in f:
+                    out[column] = out[column].where(~take, f[column])
     return out
 
 
