@@ -40,6 +40,14 @@ def model_of(scenario):
     return {"name": row["name"], "params": float(row["params"]), "active_params": float(row["active_params"]), "preset": row}
 
 
+def _training_need(scenario, flops_per_unit, work_unit, rule):
+    """:func:`compute_need`'s answer for a training run of ``scenario.tokens`` units of work."""
+    total = flops_per_unit * scenario.tokens
+    deadline = scenario.time_target_days * units.SECONDS_PER_DAY
+    return {"total_flops": total, "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
+            "flops_per_token": flops_per_unit, "deadline_s": deadline, "work_unit": work_unit, "rule": rule}
+
+
 def compute_need(scenario):
     """Compute the scenario needs.
 
@@ -60,35 +68,19 @@ def compute_need(scenario):
         from .projection.vision import frame_flops as _frame_flops
 
         per_sample = 3.0 * _frame_flops(preset)[0]
-        total = per_sample * scenario.tokens
-        deadline = scenario.time_target_days * units.SECONDS_PER_DAY
-        return {
-            "total_flops": total,
-            "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
-            "flops_per_token": per_sample,
-            "deadline_s": deadline,
-            "work_unit": "samples",
-            "rule": (f"3 × {per_sample / 3.0 / units.GIGA:.3g} GFLOP forward per sample × {scenario.tokens:.3g} "
-                     f"samples (forward + backward ≈ 3 forward passes, Kaplan et al. 2020 §2.1)"),
-        }
+        return _training_need(scenario, per_sample, "samples",
+                              f"3 × {per_sample / 3.0 / units.GIGA:.3g} GFLOP forward per sample × "
+                              f"{scenario.tokens:.3g} samples (forward + backward ≈ 3 forward passes, Kaplan et al. "
+                              "2020 §2.1)")
     if scenario.workload in TRAINING_WORKLOADS:
         from .projection.finetune import flops_per_token, scenario_finetune
 
         ft = scenario_finetune(scenario)  # LoRA / QLoRA: forward and activation gradients, no frozen weight gradients
         per_token = flops_per_token(n_active, ft)
-        total = per_token * scenario.tokens
         rule = (f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
                 if ft["method"] == "full" else f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens + 6 × "
                 f"adapters ({ft['method']}: frozen weights get no weight gradient, Hu et al. 2021 §4.2)")
-        deadline = scenario.time_target_days * units.SECONDS_PER_DAY
-        return {
-            "total_flops": total,
-            "required_flops_per_s": demand.flops_per_second_for_deadline(total, deadline),
-            "flops_per_token": per_token,
-            "deadline_s": deadline,
-            "work_unit": "tokens",
-            "rule": rule,
-        }
+        return _training_need(scenario, per_token, "tokens", rule)
     kind = preset["kind"] if preset is not None else "decoder"
     if kind in ("cnn", "vit"):
         per_request = float(preset["forward_flop_per_sample"]) if pd.notna(preset.get("forward_flop_per_sample")) \
