@@ -14,7 +14,9 @@ from ._base import CSS, Panel, table_html
 
 __all__ = ["ValidationPanel"]
 
-_CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training")
+#: the kinds a person can filter on: every kind of accelkit validate but the microbenchmarks
+_CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training", "serving_load_ttft",
+               "serving_load_tpot")
 
 
 class ValidationPanel(Panel):
@@ -30,7 +32,7 @@ class ValidationPanel(Panel):
         self.results = V.validate()
         devices = ["(all)"] + sorted(set(self.results["device"]))
         self.controls = {
-            "categories": C.multi_choice("categories", _CATEGORIES, tuple(categories), rows=5,
+            "categories": C.multi_choice("categories", _CATEGORIES, tuple(categories), rows=7,
                                          tooltip="none selected: every category"),
             "split": C.choice("half", ["all", "fit", "holdout"], split, width="200px",
                               tooltip="fit: the cases the fitted constants were set on; holdout: never fitted"),
