@@ -58,6 +58,8 @@ from .._validate import check_choice, check_integer
 from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
 from .precisions import resolve_kv_precision, resolve_precision
+from .serving_layouts import _ACT_BYTES, _layouts, _n, _pipeline
+from .serving_load import TOKEN_BUDGET, md1_wait, serve_load, _wait_percentile  # noqa: F401 (public here too)
 from .shapes import resolve_model
 
 __all__ = ["inference", "inference_grid", "serve_core", "serve_load", "md1_wait", "OUTPUT_TIMES", "OUTPUT_RATES",
@@ -66,11 +68,6 @@ __all__ = ["inference", "inference_grid", "serve_core", "serve_load", "md1_wait"
 #: figures returned with ``_low`` / ``_high``
 OUTPUT_TIMES = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s")
 OUTPUT_RATES = ("output_tokens_per_s", "output_tokens_per_s_per_device", "requests_per_s")
-_ACT_BYTES = 2.0  # activations exchanged between tensor-parallel ranks in 16-bit
-
-
-def _n(x):
-    return 0.0 if not np.isfinite(x) else x
 
 
 def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_bytes_per_param, kv_bytes,
@@ -171,117 +168,6 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
             "request_latency_s": latency, "output_tokens_per_s": rate, "memory_bound": bound, "comm_s": comm}
 
 
-#: the scheduler's token budget per step when none is given: vLLM's ``max_num_batched_tokens``
-#: for its OpenAI server on GPUs with at least 70 GiB (V1 engine; 2048 below), TensorRT-LLM's
-#: ``max_num_tokens`` and SGLang's ``chunked_prefill_size`` on such GPUs (each 8192)
-TOKEN_BUDGET = 8192.0
-_Z90 = 1.2815515655446004  # the standard normal's 90th percentile
-
-
-def _wait_percentile(mean_wait, rho, p):
-    """The ``p`` quantile of an M/G/1 waiting time from its mean and the utilisation.
-
-    A request waits with probability ``rho`` (PASTA); given that it waits, the wait is
-    taken as exponential with mean ``W / rho`` -- the heavy-traffic form of the M/G/1
-    waiting-time distribution (Kingman 1962; Kleinrock, *Queueing Systems* vol. 2
-    (1976), §2.2). So ``P(W > t) = rho · exp(-t·rho/W)`` and the quantile is
-    ``(W/rho)·ln(rho/(1-p))`` where ``rho > 1 - p``, else 0.
-    """
-    with np.errstate(divide="ignore", invalid="ignore"):
-        tail = 1.0 - p
-        q = np.where(rho > tail, mean_wait / np.where(rho > 0, rho, 1.0) * np.log(np.maximum(rho, tail) / tail), 0.0)
-    return np.where(np.isfinite(mean_wait), q, np.inf)
-
-
-def md1_wait(arrival_rate, service_s):
-    """Mean wait in queue of M/D/1 (Pollaczek-Khinchine with a deterministic service):
-    ``W = rho · S / (2 (1 - rho))``, ``rho = lambda · S`` (Kleinrock, *Queueing Systems*
-    vol. 1 (1975), eq. 5.73 with ``C_s^2 = 0``); infinite at ``rho >= 1``."""
-    rho = np.asarray(arrival_rate, dtype=float) * service_s
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf), rho
-
-
-def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET):
-    """TTFT and TPOT of one serving group under load (continuous batching, chunked prefill).
-
-    ``step(prefill_tokens, n)`` is the step time of ``n`` decodes plus ``prefill_tokens``
-    prompt tokens (:func:`serve_core`); ``most`` the sequences the group holds at once
-    (memory, ``max_num_seqs``).
-
-    * **Running batch** ``b``: closed loop, ``min(N, most)``; Poisson arrivals at rate
-      ``lambda``, the fixed point ``b = lambda · O · step(b·L/O, b)`` (Little's law on the
-      running set), capped at ``most``.
-    * **Prefill under load** (Sarathi-Serve's stall-free batching [1]_; vLLM's chunked
-      prefill [2]_): each step first takes the running decodes, then fills the token budget
-      ``C`` with prompt tokens, so a prompt advances ``c = min(L, C − (b − 1))`` tokens per
-      step and its prefill takes ``S = (L / c) · step(c, b − 1)`` -- steps that carry the
-      decode batch.
-    * **Queueing** for the prefill (prompts are scheduled first come, first served): an
-      M/D/1 server of service ``S`` (:func:`md1_wait`). Poisson arrivals: ``lambda``.
-      Closed loop: arrivals at the throughput ``X = N / (TTFT + (O − 1)·TPOT)`` (Little's
-      law on the client cycle), solved with the wait (the fixed point is unique: the
-      wait falls as the cycle grows); when ``N`` exceeds what the engine holds, the
-      rest wait for a free slot: ``TTFT >= N / X_max − (O − 1)·TPOT`` with
-      ``X_max = b / (O · step)`` the engine's request rate at ``b``.
-    * **TTFT** = ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
-    * **TPOT**: mean = the step with the running batch and its share of prompt tokens
-      (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
-      ``rho`` carries a prompt chunk, so its spread is binomial:
-      ``p90 = mean + z90 · (step(c, b) − step(0, b)) · sqrt(rho (1 − rho) / (O − 1))``.
-
-    References
-    ----------
-    .. [1] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
-       Sarathi-Serve", OSDI 2024, arXiv:2403.02310, §4 (stall-free batching, token budget).
-    .. [2] vLLM documentation, "Optimization and Tuning: chunked prefill"
-       (``max_num_batched_tokens``), docs.vllm.ai/en/latest/configuration/optimization.html.
-    .. [3] L. Kleinrock, *Queueing Systems*, vol. 1 (1975) §5.6 (M/G/1) and vol. 2 (1976).
-    """
-    most = np.asarray(most, dtype=float)
-    if concurrency is not None:
-        N = np.asarray(concurrency, dtype=float)
-        b = np.maximum(np.minimum(N, most), 1.0)
-    else:
-        lam = np.asarray(request_rate, dtype=float)
-        b = np.ones(np.broadcast(most, lam).shape)
-        for _ in range(30):  # the running set at arrival rate lam (monotone iteration from 1)
-            b = np.minimum(np.maximum(lam * O * step(b * L / O, b)[0], 1.0), most)
-    step_s, bound, comm = step(b * L / O, b)
-    tpot, _, _ = step((b - 1.0) * L / O, b)
-    chunk = np.minimum(L, np.maximum(token_budget - (b - 1.0), 1.0))
-    S = L / chunk * step(chunk, b - 1.0)[0]
-    D = (O - 1.0) * tpot
-    x_max = b / (O * step_s)
-    if concurrency is not None:
-        lo, hi = S + 0.0 * D, S + N * S + D
-        for _ in range(40):  # bisection: g(T) = T - S - W(X(T)) increases with T
-            mid = 0.5 * (lo + hi)
-            w, _ = md1_wait(np.minimum(N / (mid + D), x_max), S)
-            above = mid - S - w >= 0
-            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
-        T = hi
-        w, rho = md1_wait(np.minimum(N / (T + D), x_max), S)
-        admit = np.maximum(N / x_max - D - T, 0.0)  # waiting for a free sequence slot
-        x = np.minimum(N / (T + admit + D), x_max)
-    else:
-        w, rho = md1_wait(lam, S)
-        # beyond the request rate the engine sustains with every slot busy, the queue grows without end
-        x_most = most / (O * step(most * L / O, most)[0])
-        admit = np.where(lam < x_most, 0.0, np.inf)
-        x = np.where(np.isfinite(admit), lam, np.nan)
-    base = S + admit
-    ttft_mean = base + w
-    ttft = base + _wait_percentile(w, rho, 0.5)
-    ttft90 = base + _wait_percentile(w, rho, 0.9)
-    q = np.clip(rho, 0.0, 1.0)
-    spread = (step(chunk, b)[0] - step(0.0, b)[0]) * np.sqrt(q * (1.0 - q) / np.maximum(O - 1.0, 1.0))
-    return {"prefill_s": prefill_alone, "decode_step_s": step_s, "tpot_s": tpot, "tpot_p90_s": tpot + _Z90 * spread,
-            "ttft_s": ttft, "ttft_p90_s": ttft90, "ttft_mean_s": ttft_mean, "request_latency_s": ttft_mean + D,
-            "output_tokens_per_s": x * O, "memory_bound": bound, "comm_s": comm, "running_batch": b,
-            "prefill_utilisation": rho}
-
-
 def _rates(ceil, compute_precision, level=""):
     attn = ceil[f"matmul_bf16{level}"].fillna(ceil[f"matmul_fp16{level}"])
     if compute_precision in ("fp32", "tf32"):
@@ -294,81 +180,6 @@ def _rates(ceil, compute_precision, level=""):
             "ar_bw_pcie": ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float)[:, None],
             "link_max": ceil["link_max_devices"].to_numpy(dtype=float)[:, None],
             "ar_lat": ceil[f"allreduce_latency_s{lat_level}"].to_numpy(dtype=float)[:, None]}
-
-
-def _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node):
-    if tensor_parallel is not None:
-        check_integer("tensor_parallel", tensor_parallel, low=1, what="a tensor-parallel size")
-        tp = int(tensor_parallel)
-        if n_devices % tp:
-            raise ValueError(f"tensor_parallel={tp} must divide n_devices={n_devices}; "
-                             f"use one of {', '.join(str(t) for t in range(1, n_devices + 1) if n_devices % t == 0)}")
-        if np.isfinite(shape.n_heads) and shape.n_heads % tp:
-            ok = [t for t in (1, 2, 4, 8, 16) if shape.n_heads % t == 0 and n_devices % t == 0]
-            raise ValueError(f"tensor_parallel={tp} does not divide the {shape.n_heads:g} attention heads of "
-                             f"{shape.name}; use one of {', '.join(map(str, ok))}")
-        return np.array([tp], dtype=float)
-    cands = [t for t in (1, 2, 4, 8, 16, 32, 64) if t <= min(n_devices, devices_per_node) and n_devices % t == 0
-             and (not np.isfinite(shape.n_heads) or shape.n_heads % t == 0)]
-    return np.array(cands or [1], dtype=float)
-
-
-def _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node):
-    """(tensor parallel, pipeline stages) candidates as two (1, C) arrays.
-
-    Tensor parallel stays within a node; pipeline stages span nodes, each stage a full
-    tensor-parallel group of ``devices_per_node`` (vLLM's multi-node layout: TP inside the
-    node over NVLink, PP across nodes over the network). ``pipeline_parallel=None`` adds
-    stages of 2, 4, 8 ... whole nodes dividing ``n_devices`` and the layers; a given
-    ``pipeline_parallel`` is used as is.
-    """
-    tps = _tp_candidates(n_devices, shape, tensor_parallel, devices_per_node)
-    if pipeline_parallel is not None:
-        check_integer("pipeline_parallel", pipeline_parallel, low=1, what="a number of pipeline stages")
-        pp = int(pipeline_parallel)
-        if tensor_parallel is None:
-            tps = np.array([t for t in tps if n_devices % (t * pp) == 0] or [1.0])
-        if n_devices % (int(tps.max()) * pp):
-            raise ValueError(f"pipeline_parallel={pp} × tensor_parallel={int(tps.max())} must divide "
-                             f"n_devices={n_devices}")
-        return tps[None, :], np.full((1, len(tps)), float(pp))
-    pairs = [(t, 1.0) for t in tps]
-    node = float(min(devices_per_node, n_devices))
-    layers = shape.n_layers if np.isfinite(shape.n_layers) else np.inf
-    if tensor_parallel is None and node in tps:
-        pairs += [(node, float(p)) for p in (2, 4, 8, 16, 32) if n_devices % (node * p) == 0 and p <= layers]
-    return np.array([[t for t, _ in pairs]]), np.array([[p for _, p in pairs]])
-
-
-def _pipeline(result, pp, batch, input_tokens, shape, net_bw, net_lat):
-    """A tensor-parallel group's figures (``serve_core``) spread over ``pp`` pipeline stages.
-
-    Each stage holds ``1/pp`` of the layers, so a token still passes every layer in
-    turn: its time per output token is the group's plus ``pp − 1`` hops of its
-    activations (``B·d_model`` 16-bit values) between nodes, latency and bandwidth of
-    the device's network port; ``pp`` micro-batches of ``B`` sequences are in flight,
-    so the group of ``tp × pp`` devices emits ``pp`` times the tokens per step
-    (Narayanan et al. 2021 §2.2; vLLM's pipeline-parallel serving). The prompt crosses
-    the same ``pp − 1`` boundaries once.
-    """
-    if not np.any(pp > 1):
-        return result
-    d = _n(shape.d_model)
-    hops = pp - 1.0
-    B = np.asarray(batch, dtype=float)
-    step_hop = hops * (B * d * _ACT_BYTES / net_bw + net_lat)
-    prefill_hop = hops * (np.asarray(input_tokens, dtype=float) * d * _ACT_BYTES / net_bw + net_lat)
-    out = dict(result)
-    out["tpot_s"] = result["tpot_s"] + step_hop
-    out["decode_step_s"] = result["decode_step_s"] + step_hop
-    out["ttft_s"] = result["ttft_s"] + prefill_hop
-    out["prefill_s"] = result["prefill_s"] + prefill_hop
-    out["output_tokens_per_s"] = pp * B / out["decode_step_s"]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        # every output token after the first waits the hops too
-        after_first = (result["request_latency_s"] - result["ttft_s"]) / result["tpot_s"]
-    out["request_latency_s"] = out["ttft_s"] + after_first * out["tpot_s"]
-    return out
 
 
 def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,

@@ -1,0 +1,125 @@
+"""LLM serving under load: the prefill queue and the scheduler's token budget.
+
+Used by :func:`accelkit.projection.inference.serve_core` when a concurrency (closed-loop
+clients) or a request rate (Poisson arrivals) is given: continuous batching with chunked
+prefill (Agrawal et al., Sarathi-Serve, OSDI 2024, §4; vLLM's chunked-prefill docs), an
+M/D/1 prefill queue (Kleinrock, *Queueing Systems* vol. 1, §5.6) and Little's law on the
+client cycle. Split out of :mod:`accelkit.projection.inference` (one job per module).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["TOKEN_BUDGET", "md1_wait", "serve_load"]
+
+
+#: the scheduler's token budget per step when none is given: vLLM's ``max_num_batched_tokens``
+#: for its OpenAI server on GPUs with at least 70 GiB (V1 engine; 2048 below), TensorRT-LLM's
+#: ``max_num_tokens`` and SGLang's ``chunked_prefill_size`` on such GPUs (each 8192)
+TOKEN_BUDGET = 8192.0
+_Z90 = 1.2815515655446004  # the standard normal's 90th percentile
+
+
+def _wait_percentile(mean_wait, rho, p):
+    """The ``p`` quantile of an M/G/1 waiting time from its mean and the utilisation.
+
+    A request waits with probability ``rho`` (PASTA); given that it waits, the wait is
+    taken as exponential with mean ``W / rho`` -- the heavy-traffic form of the M/G/1
+    waiting-time distribution (Kingman 1962; Kleinrock, *Queueing Systems* vol. 2
+    (1976), §2.2). So ``P(W > t) = rho · exp(-t·rho/W)`` and the quantile is
+    ``(W/rho)·ln(rho/(1-p))`` where ``rho > 1 - p``, else 0.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tail = 1.0 - p
+        q = np.where(rho > tail, mean_wait / np.where(rho > 0, rho, 1.0) * np.log(np.maximum(rho, tail) / tail), 0.0)
+    return np.where(np.isfinite(mean_wait), q, np.inf)
+
+
+def md1_wait(arrival_rate, service_s):
+    """Mean wait in queue of M/D/1 (Pollaczek-Khinchine with a deterministic service):
+    ``W = rho · S / (2 (1 - rho))``, ``rho = lambda · S`` (Kleinrock, *Queueing Systems*
+    vol. 1 (1975), eq. 5.73 with ``C_s^2 = 0``); infinite at ``rho >= 1``."""
+    rho = np.asarray(arrival_rate, dtype=float) * service_s
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf), rho
+
+
+def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET):
+    """TTFT and TPOT of one serving group under load (continuous batching, chunked prefill).
+
+    ``step(prefill_tokens, n)`` is the step time of ``n`` decodes plus ``prefill_tokens``
+    prompt tokens (:func:`serve_core`); ``most`` the sequences the group holds at once
+    (memory, ``max_num_seqs``).
+
+    * **Running batch** ``b``: closed loop, ``min(N, most)``; Poisson arrivals at rate
+      ``lambda``, the fixed point ``b = lambda · O · step(b·L/O, b)`` (Little's law on the
+      running set), capped at ``most``.
+    * **Prefill under load** (Sarathi-Serve's stall-free batching [1]_; vLLM's chunked
+      prefill [2]_): each step first takes the running decodes, then fills the token budget
+      ``C`` with prompt tokens, so a prompt advances ``c = min(L, C − (b − 1))`` tokens per
+      step and its prefill takes ``S = (L / c) · step(c, b − 1)`` -- steps that carry the
+      decode batch.
+    * **Queueing** for the prefill (prompts are scheduled first come, first served): an
+      M/D/1 server of service ``S`` (:func:`md1_wait`). Poisson arrivals: ``lambda``.
+      Closed loop: arrivals at the throughput ``X = N / (TTFT + (O − 1)·TPOT)`` (Little's
+      law on the client cycle), solved with the wait (the fixed point is unique: the
+      wait falls as the cycle grows); when ``N`` exceeds what the engine holds, the
+      rest wait for a free slot: ``TTFT >= N / X_max − (O − 1)·TPOT`` with
+      ``X_max = b / (O · step)`` the engine's request rate at ``b``.
+    * **TTFT** = ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
+    * **TPOT**: mean = the step with the running batch and its share of prompt tokens
+      (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
+      ``rho`` carries a prompt chunk, so its spread is binomial:
+      ``p90 = mean + z90 · (step(c, b) − step(0, b)) · sqrt(rho (1 − rho) / (O − 1))``.
+
+    References
+    ----------
+    .. [1] A. Agrawal et al., "Taming Throughput-Latency Tradeoff in LLM Inference with
+       Sarathi-Serve", OSDI 2024, arXiv:2403.02310, §4 (stall-free batching, token budget).
+    .. [2] vLLM documentation, "Optimization and Tuning: chunked prefill"
+       (``max_num_batched_tokens``), docs.vllm.ai/en/latest/configuration/optimization.html.
+    .. [3] L. Kleinrock, *Queueing Systems*, vol. 1 (1975) §5.6 (M/G/1) and vol. 2 (1976).
+    """
+    most = np.asarray(most, dtype=float)
+    if concurrency is not None:
+        N = np.asarray(concurrency, dtype=float)
+        b = np.maximum(np.minimum(N, most), 1.0)
+    else:
+        lam = np.asarray(request_rate, dtype=float)
+        b = np.ones(np.broadcast(most, lam).shape)
+        for _ in range(30):  # the running set at arrival rate lam (monotone iteration from 1)
+            b = np.minimum(np.maximum(lam * O * step(b * L / O, b)[0], 1.0), most)
+    step_s, bound, comm = step(b * L / O, b)
+    tpot, _, _ = step((b - 1.0) * L / O, b)
+    chunk = np.minimum(L, np.maximum(token_budget - (b - 1.0), 1.0))
+    S = L / chunk * step(chunk, b - 1.0)[0]
+    D = (O - 1.0) * tpot
+    x_max = b / (O * step_s)
+    if concurrency is not None:
+        lo, hi = S + 0.0 * D, S + N * S + D
+        for _ in range(40):  # bisection: g(T) = T - S - W(X(T)) increases with T
+            mid = 0.5 * (lo + hi)
+            w, _ = md1_wait(np.minimum(N / (mid + D), x_max), S)
+            above = mid - S - w >= 0
+            hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
+        T = hi
+        w, rho = md1_wait(np.minimum(N / (T + D), x_max), S)
+        admit = np.maximum(N / x_max - D - T, 0.0)  # waiting for a free sequence slot
+        x = np.minimum(N / (T + admit + D), x_max)
+    else:
+        w, rho = md1_wait(lam, S)
+        # beyond the request rate the engine sustains with every slot busy, the queue grows without end
+        x_most = most / (O * step(most * L / O, most)[0])
+        admit = np.where(lam < x_most, 0.0, np.inf)
+        x = np.where(np.isfinite(admit), lam, np.nan)
+    base = S + admit
+    ttft_mean = base + w
+    ttft = base + _wait_percentile(w, rho, 0.5)
+    ttft90 = base + _wait_percentile(w, rho, 0.9)
+    q = np.clip(rho, 0.0, 1.0)
+    spread = (step(chunk, b)[0] - step(0.0, b)[0]) * np.sqrt(q * (1.0 - q) / np.maximum(O - 1.0, 1.0))
+    return {"prefill_s": prefill_alone, "decode_step_s": step_s, "tpot_s": tpot, "tpot_p90_s": tpot + _Z90 * spread,
+            "ttft_s": ttft, "ttft_p90_s": ttft90, "ttft_mean_s": ttft_mean, "request_latency_s": ttft_mean + D,
+            "output_tokens_per_s": x * O, "memory_bound": bound, "comm_s": comm, "running_batch": b,
+            "prefill_utilisation": rho}
