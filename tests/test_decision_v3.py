@@ -310,3 +310,17 @@ def test_the_decision_tab_lays_out_even_when_its_first_compute_fails():
     assert panel.error and "H100 SXM" in panel.error
     panel.layout()  # no KeyError
     assert "lots" in panel.message.value
+
+
+def test_the_decision_tab_chooses_the_fine_tuning_method():
+    """Issue 25 item 12 in the app: QLoRA on one device admits 24-48 GB cards that full fine-tuning cannot use."""
+    from accelkit.ui.decision import DecisionPanel
+
+    s = Scenario(workload="fine-tuning", model="Llama-2 7B", tokens=1e8, n_devices=1, deployment="on-prem",
+                 time_target_days=7)
+    panel = DecisionPanel(s, run_sensitivity=False)
+    full = set(_short(panel.result["ranked"])["name"])
+    panel.set(finetune_method="qlora")
+    assert panel.scenario.finetune_method == "qlora"
+    qlora = set(_short(panel.result["ranked"])["name"])
+    assert {"L4", "GeForce RTX 4090"} & (qlora - full), (sorted(full), sorted(qlora))

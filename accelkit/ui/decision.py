@@ -103,6 +103,10 @@ class DecisionPanel(Panel):
             "exclude_unknown": C.toggle("exclude devices with an unknown criterion", s.exclude_unknown,
                                         "off: a device with an unknown figure that is not a limit (its power, its "
                                         "ecosystem fit) is scored on the criteria that are known"),
+            "finetune_method": C.choice("fine-tuning", [("full", "full"), ("LoRA", "lora"), ("QLoRA (4-bit base)", "qlora")],
+                                        s.finetune_method, width="260px",
+                                        tooltip="for fine-tuning: train every weight, or small adapters on frozen "
+                                                "(QLoRA: 4-bit) weights"),
             "market": C.choice("market", ["global", "china"], s.market, width="200px"),
             "cloud_pricing": C.choice("cloud price", ["on-demand", "committed-1y", "committed-3y", "lowest"],
                                       s.cloud_pricing, width="240px"),
@@ -118,7 +122,7 @@ class DecisionPanel(Panel):
                                                tooltip=select.CRITERIA[k][0], width="320px")
         self.bind_same("workload", "model", "precision", "deployment", "n_devices", "time_target_days",
                      "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown",
-                     "market", "cloud_pricing")
+                     "market", "cloud_pricing", "finetune_method")
         self.bind("ttft_target_ms", "ttft_target_ms", lambda v: v or None, lambda v: v or 0.0)
         self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
         self.bind("power_envelope_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
@@ -159,7 +163,7 @@ class DecisionPanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
-            C.group("Job", [c["workload"], c["model"], c["precision"], c["deployment"]]),
+            C.group("Job", [c["workload"], c["model"], c["precision"], c["deployment"], c["finetune_method"]]),
             C.group("Constraints", [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["ttft_target_ms"],
                                     c["budget_usd"], c["power_envelope_w"], c["market"], c["cloud_pricing"],
                                     c["quoted_prices"]]),
