@@ -37,7 +37,8 @@ from .catalog import memory_bytes
 __all__ = ["best_configurations", "candidate_precisions", "CONFIG_COLUMNS"]
 
 #: the columns that name a configuration
-CONFIG_COLUMNS = ("precision", "n_devices", "tensor_parallel", "pipeline_parallel", "zero_stage", "batch_size")
+CONFIG_COLUMNS = ("precision", "n_devices", "tensor_parallel", "pipeline_parallel", "expert_parallel", "zero_stage",
+                  "batch_size")
 
 # scenario precisions from the most to the least precise; bf16 and fp16 stand level
 _LADDER = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
@@ -108,7 +109,7 @@ def best_configurations(scenario, catalog, measurements=None):
     out = better.copy()
     out.index = catalog.index
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
-                           "micro_batch_size", "recompute") if c in out]
+                           "expert_parallel", "micro_batch_size", "recompute") if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
     from .projection.for_scenario import custom_shape
 
@@ -205,7 +206,10 @@ def _serving(scenario, catalog, measurements):
         tp = pd.Series(1.0, index=out.index)
     out["tensor_parallel"] = tp
     pp = out["pipeline_parallel"].fillna(1.0).where(llm, 1.0) if "pipeline_parallel" in out else 1.0
-    group = tp * pp  # one serving replica: tensor parallel within a node × pipeline stages across nodes
+    ep = out["expert_parallel"].fillna(1.0).where(llm, 1.0) if "expert_parallel" in out else 1.0
+    # one serving replica: tensor parallel within a node × pipeline stages across nodes, or an
+    # expert-parallel group (attention data parallel, the experts spread over the group)
+    group = tp * pp * ep
     for level in ("", "_low", "_high"):
         col = f"devices_for_target{level}"
         out[col] = np.ceil(out[col] / group) * group
@@ -217,6 +221,7 @@ def _serving(scenario, catalog, measurements):
     out["devices_needed"] = np.ceil(np.fmax(out["devices_for_target"], out["min_devices_memory"]) / group) * group
     out["n_devices"] = out["devices_needed"]
     out["pipeline_parallel"] = pp
+    out["expert_parallel"] = ep
     out["zero_stage"] = np.nan
     if "batch_size" not in out:
         out["batch_size"] = scenario.batch_size
@@ -300,8 +305,11 @@ def _words(row, scenario):
             parts.append(f"tensor parallel {tp:.0f}")
         if pp == pp and pp > 1:
             parts.append(f"{pp:.0f} pipeline stages across nodes")
+        ep = row.get("expert_parallel", 1)
+        if ep == ep and ep > 1:
+            parts.append(f"experts spread over {ep:.0f} devices (expert parallel, attention data parallel)")
         if b == b:
-            parts.append(f"batch {b:.0f}")
+            parts.append(f"batch {b:.0f}" + (" per device" if ep == ep and ep > 1 else ""))
     if STAND_IN.get(scenario.precision) == p:
         parts.append(f"(in place of {scenario.precision}, which the device lacks: fp16's narrower range needs loss "
                      "scaling in training and an overflow check in serving)")

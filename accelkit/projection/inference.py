@@ -58,7 +58,7 @@ from .._validate import check_choice, check_integer
 from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
 from .precisions import resolve_kv_precision, resolve_precision
-from .serving_layouts import _ACT_BYTES, _layouts, _n, _pipeline
+from .serving_layouts import _ACT_BYTES, _expert_group, _layouts, _n, _pipeline, expert_alltoall_seconds
 from .serving_load import TOKEN_BUDGET, md1_wait, serve_load, _wait_percentile  # noqa: F401 (public here too)
 from .shapes import resolve_model
 
@@ -71,7 +71,7 @@ OUTPUT_RATES = ("output_tokens_per_s", "output_tokens_per_s_per_device", "reques
 
 
 def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_bytes_per_param, kv_bytes,
-               k, schedule="continuous", load=None):
+               k, schedule="continuous", load=None, ep=1.0, devices_per_node=8):
     """The serving model on arrays (everything broadcasts).
 
     Parameters
@@ -80,9 +80,17 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     rates : dict of arrays
         ``mm`` (matmul FLOP/s at the compute precision), ``mm_attn`` (bf16 FLOP/s for
         attention), ``bw`` (bytes/s), ``ar_bw`` (all-reduce bus bytes/s),
-        ``ar_lat`` (s) -- achievable, per device.
+        ``ar_lat`` (s) -- achievable, per device; optionally ``net_bw`` (bytes/s) and
+        ``net_lat`` (s) of the device's network port (expert parallel across nodes).
     tp, batch, input_tokens, output_tokens : arrays
         Tensor-parallel size, sequences per group, prompt and generated tokens.
+    ep : array
+        Expert-parallel group size (1: none). Where above 1, ``tp`` is 1 (attention data
+        parallel), ``batch`` is one device's sequences, its weight reads are its share of
+        the experts (:meth:`ModelShape.read_params`) and each step adds the experts'
+        all-to-all (:func:`expert_alltoall_seconds`); the figures are one device's.
+    devices_per_node : int
+        Devices one node holds (an expert-parallel group beyond it crosses the network).
     weight_bytes_per_param, kv_bytes : float
         Storage bytes per weight and per KV element.
     k : dict
@@ -113,6 +121,8 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     kv_div = np.minimum(tp, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
     L, O = np.asarray(input_tokens, dtype=float), np.asarray(output_tokens, dtype=float)
     B = np.asarray(batch, dtype=float)
+    ep = np.asarray(ep, dtype=float)
+    d_decode = _n(shape.decode_attention_dim)
 
     overlap = k["roofline_overlap"]
     # a model's GEMMs and FlashAttention reach fixed shares of the MAMF ceiling
@@ -127,7 +137,9 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
 
     def tp_comm(tokens):
         # two all-reduces per layer (after attention and after the MLP), Megatron-style
-        return 2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, ar_lat)
+        return (2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, ar_lat)
+                + expert_alltoall_seconds(tokens, shape, ep, rates, devices_per_node, ar_lat,
+                                          rates.get("net_bw", np.inf), rates.get("net_lat", 0.0)))
 
     # causal attention computes half the score matrix; an encoder's attends both ways
     attn_factor = 2.0 if shape.is_decoder or not shape.shaped else 4.0
@@ -136,15 +148,15 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         tokens = L * n_seq
         compute = ((2.0 * body * tokens + head * n_seq) / tp / mm
                    + attn_factor * n_l * L * L * d_attn * n_seq / tp / mm_attn)
-        weights = shape.read_params(tokens) * weight_bytes_per_param / tp / bw
+        weights = shape.read_params(tokens, ep) * weight_bytes_per_param / tp / bw
         return roofline(weights, compute) + tp_comm(tokens) + k["prefill_overhead_s"]
 
     def step(prefill_tokens, B=B):
         ctx = L + O / 2.0
-        moved = shape.read_params(B + prefill_tokens) * weight_bytes_per_param / tp + B * ctx * kv_tok / kv_div
+        moved = shape.read_params(B + prefill_tokens, ep) * weight_bytes_per_param / tp + B * ctx * kv_tok / kv_div
         t_mem = moved / bw
         t_comp = ((2.0 * body * (B + prefill_tokens) + head * B) / tp / mm
-                  + (4.0 * n_l * ctx * d_attn * B + 2.0 * n_l * L * d_attn * prefill_tokens) / tp / mm_attn)
+                  + (4.0 * n_l * ctx * d_decode * B + 2.0 * n_l * L * d_attn * prefill_tokens) / tp / mm_attn)
         comm = tp_comm(B + prefill_tokens)
         overhead = k["decode_step_overhead_s"] + k["decode_layer_overhead_s"] * n_l
         return roofline(t_mem, t_comp) + comm + overhead, t_mem >= t_comp, comm
@@ -186,7 +198,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
               batch_size=None, pipeline_parallel=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
               tpot_target_s=None, ttft_target_s=None, concurrency=None, request_rate=None, token_budget=None,
-              **overrides):
+              expert_parallel=None, **overrides):
     """Projected serving figures of a model on a device (or every device).
 
     Parameters
@@ -209,6 +221,14 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         Pipeline stages across nodes (each a tensor-parallel group); ``None`` adds
         whole-node stages only where the model does not fit one node (more stages
         add a network hop per token, so one node wins wherever it fits).
+    expert_parallel : int, optional
+        A mixture of experts on expert-parallel groups of this many devices, attention
+        data parallel (each device holds every non-expert weight, ``1/G`` of the routed
+        experts and its own sequences' KV cache; ``batch_size`` is then per device, as
+        TensorRT-LLM's ``--max_batch_size`` with ``enable_attention_dp``). ``None``: a
+        mixture of experts also tries groups of 2, 4, 8 ... devices (dividing the experts
+        and ``n_devices``) unless ``tensor_parallel`` or ``pipeline_parallel`` is given;
+        the layout with the most tokens per device (meeting any targets) wins.
     batch_size : int, optional
         Sequences decoded together per tensor-parallel group; ``None`` fills memory
         up to ``max_batch_size``.
@@ -264,7 +284,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         ``ttft_s, tpot_s, request_latency_s, prefill_s, decode_step_s`` [s],
         ``output_tokens_per_s`` (all ``n_devices``), ``output_tokens_per_s_per_device``,
         ``requests_per_s`` [1/s], each with ``_low``/``_high``; ``batch_size``,
-        ``tensor_parallel``, ``replicas``, ``max_batch_size`` (what fits),
+        ``tensor_parallel``, ``pipeline_parallel``, ``expert_parallel``, ``replicas``, ``max_batch_size`` (what fits),
         ``memory_bound``, ``weight_bytes_per_device``, ``kv_bytes_per_device``,
         ``precision``, ``kv_precision``, the ``*_source`` of each ceiling and
         ``feasible`` / ``why`` (a DataFrame row that cannot run says why).
@@ -290,7 +310,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     k = constants(**overrides)
     cap = k["max_batch_size"] if max_batch_size is None else float(max_batch_size)
     ceil, single = ceilings_for(device, catalog, measurements)
-    tps, pps = _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node)
+    tps, pps, eps = _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node, expert_parallel)
     from .systems import network_bandwidth
 
     net_bw = network_bandwidth(ceil, catalog)[0][:, None]
@@ -298,7 +318,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     net_lat = ceil["allreduce_latency_s"].to_numpy(dtype=float)[:, None]
 
     usable = ceil["memory_bytes"].to_numpy(dtype=float)[:, None] * (1.0 - k["serving_reserve_fraction"])
-    weights_dev = shape.params * w_bytes / (tps * pps)
+    weights_dev = shape.resident_params(eps) * w_bytes / (tps * pps)
     kv_tok = shape.kv_elements_per_token * kv_bytes
     kv_div = np.minimum(tps, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
     context = input_tokens + (output_tokens if batch_size is not None else output_tokens / 2.0)
@@ -323,17 +343,19 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
                 "concurrency": None if concurrency is None else float(concurrency) * share,
                 "request_rate": None if request_rate is None else float(request_rate) * share}
     slo = load is None and batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
+
+    def core(level, b, load=None, sched=schedule):
+        """One layout's figures per group of ``tp × pp × ep`` devices."""
+        rates = dict(_rates(ceil, mm_precision, level), net_bw=net_bw, net_lat=net_lat)
+        r = serve_core(shape, rates, tps, b, input_tokens, output_tokens, w_bytes, kv_bytes, k, sched, load,
+                       ep=eps, devices_per_node=devices_per_node)
+        return _expert_group(_pipeline(r, pps, b, input_tokens, shape, net_bw, net_lat), eps)
+
     if slo:
-        batch, slo_best = _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens,
-                                                 output_tokens, w_bytes, kv_bytes, k, schedule, tpot_target_s,
-                                                 ttft_target_s, pps, net_bw, net_lat)
+        batch, slo_best = _largest_batch_meeting(core, fit, cap, schedule, tpot_target_s, ttft_target_s)
 
-    def run(level):
-        return _pipeline(serve_core(shape, _rates(ceil, mm_precision, level), tps, batch, input_tokens, output_tokens,
-                                    w_bytes, kv_bytes, k, schedule, load), pps, batch, input_tokens, shape, net_bw, net_lat)
-
-    mid, slow, fast = run(""), run("_low"), run("_high")
-    per_dev = mid["output_tokens_per_s"] / (tps * pps)
+    mid, slow, fast = core("", batch, load), core("_low", batch, load), core("_high", batch, load)
+    per_dev = mid["output_tokens_per_s"] / (tps * pps * eps)
     choice = np.nanargmax(np.where(np.isfinite(per_dev), per_dev, -1.0), axis=1) if tps.shape[1] > 1 else \
         np.zeros(len(ceil), dtype=int)
     rows = np.arange(len(ceil))
@@ -343,7 +365,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
 
     tp_used = pick(tps)
     pp_used = pick(pps)
-    replicas = n_devices / (tp_used * pp_used)
+    ep_used = pick(eps)
+    replicas = n_devices / (tp_used * pp_used * ep_used)
     n_rows = len(ceil)
     out = {"name": ceil["name"].to_numpy()}
     times = ("ttft_s", "tpot_s", "request_latency_s", "prefill_s", "decode_step_s") + \
@@ -360,6 +383,13 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     # widen by the engine's own error on published measurements of the same kind
     e_ttft, e_decode = k["model_error_ttft"], k["model_error_decode"]
     e_rate = k["model_error_throughput"] if batch_size is None else e_decode
+    if load is not None:
+        # under load the engine's own error on serving-under-load measurements
+        e_ttft, e_decode = k["model_error_load_ttft"], k["model_error_load_tpot"]
+        e_rate = e_decode
+    # an expert-parallel layout: at least the engine's error on expert-parallel measurements
+    e_ep = np.where(ep_used > 1, k["model_error_expert_parallel"], 0.0)
+    e_ttft, e_decode, e_rate = (np.maximum(e, e_ep) for e in (e_ttft, e_decode, e_rate))
     widen = (("ttft_s", e_ttft), ("prefill_s", e_ttft), ("tpot_s", e_decode), ("decode_step_s", e_decode),
              ("request_latency_s", e_decode), ("output_tokens_per_s", e_rate),
              ("output_tokens_per_s_per_device", e_rate), ("requests_per_s", e_rate))
@@ -370,7 +400,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         out[f"{name}_high"] = out[f"{name}_high"] * (1.0 + e)
     batch_used = pick(batch) if load is None else pick(np.where(np.isfinite(batch), mid["running_batch"], np.nan))
     out.update({
-        "batch_size": batch_used, "tensor_parallel": tp_used, "pipeline_parallel": pp_used, "replicas": replicas,
+        "batch_size": batch_used, "tensor_parallel": tp_used, "pipeline_parallel": pp_used,
+        "expert_parallel": ep_used, "replicas": replicas,
         "n_devices": np.full(n_rows, n_devices), "max_batch_size": pick(fit),
         "memory_bound": pick(mid["memory_bound"]).astype(bool), "tp_comm_s": pick(mid["comm_s"]),
         "weight_bytes_per_device": pick(np.broadcast_to(weights_dev, (n_rows, tps.shape[1]))),
@@ -406,7 +437,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
             if fit_best[i] < 1:
                 why[i] = (f"the weights and one sequence's KV cache do not fit on {n_devices} device"
                           f"{'s' if n_devices > 1 else ''} (tensor parallel up to {int(tps.max())}"
-                          + (f", {int(pps.max())} pipeline stages" if pps.max() > 1 else "") + ")")
+                          + (f", {int(pps.max())} pipeline stages" if pps.max() > 1 else "")
+                          + (f", expert parallel up to {int(eps.max())}" if eps.max() > 1 else "") + ")")
             else:
                 why[i] = f"batch_size={batch_size} does not fit: at most {int(np.nanmax(fit[i]))} sequences fit"
     if load is not None:
@@ -428,28 +460,28 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     return pd.DataFrame(out)
 
 
-def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_tokens, output_tokens, w_bytes, kv_bytes,
-                           k, schedule, tpot_target_s, ttft_target_s, pps=1.0, net_bw=np.inf, net_lat=0.0):
-    """Per device and tensor-parallel size: the largest candidate batch whose median
-    TPOT and TTFT meet the targets (NaN where none does), and the best TPOT / TTFT
-    reached at batch 1 (for the reason)."""
+def _largest_batch_meeting(core, fit, cap, schedule, tpot_target_s, ttft_target_s):
+    """Per device and layout: the largest candidate batch whose median TPOT and TTFT meet
+    the targets (NaN where none does), and the best TPOT / TTFT reached at batch 1 (for
+    the reason). ``core(level, batch, load=None, sched=...)`` projects one layout."""
     limit = np.minimum(fit, cap)
     powers = 2.0 ** np.arange(0, int(np.log2(max(cap, 1.0))) + 1)
-    rates = _rates(ceil, mm_precision)
     best = np.full(limit.shape, np.nan)
     tpot1 = ttft1 = None
-    for b in np.unique(np.concatenate([powers, [cap]])):
-        r = _pipeline(serve_core(shape, rates, tps, np.full(limit.shape, b), input_tokens, output_tokens, w_bytes,
-                                 kv_bytes, k, schedule), pps, np.full(limit.shape, b), input_tokens, shape, net_bw,
-                      net_lat)
+
+    def meets(b):
+        r = core("", np.broadcast_to(b, limit.shape).astype(float))
         ok = np.ones(limit.shape, dtype=bool)
         if tpot_target_s is not None:
             ok &= r["tpot_s"] <= tpot_target_s
         if ttft_target_s is not None:
             # the running batch is the concurrency: TTFT under that load (queue + chunked prefill)
-            r = dict(r, ttft_s=_ttft_at_concurrency(shape, rates, tps, limit, b, input_tokens, output_tokens, w_bytes,
-                                                    kv_bytes, k, schedule, pps, net_bw, net_lat))
+            r = dict(r, ttft_s=_ttft_at_concurrency(core, limit, b, schedule))
             ok &= r["ttft_s"] <= ttft_target_s
+        return ok, r
+
+    for b in np.unique(np.concatenate([powers, [cap]])):
+        ok, r = meets(b)
         if b == 1:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # a device without figures: all NaN
@@ -457,31 +489,19 @@ def _largest_batch_meeting(shape, ceil, mm_precision, tps, fit, cap, input_token
                 ttft1 = np.nanmin(np.broadcast_to(r["ttft_s"], limit.shape), axis=1)
         best = np.where(ok & (b <= limit), b, best)
     # the memory limit itself, when it lies between two powers of two and still meets the targets
-    r = _pipeline(serve_core(shape, rates, tps, np.where(limit >= 1, limit, 1.0), input_tokens, output_tokens, w_bytes,
-                             kv_bytes, k, schedule), pps, np.where(limit >= 1, limit, 1.0), input_tokens, shape, net_bw,
-                  net_lat)
-    ok = np.ones(limit.shape, dtype=bool)
-    if tpot_target_s is not None:
-        ok &= r["tpot_s"] <= tpot_target_s
-    if ttft_target_s is not None:
-        ok &= _ttft_at_concurrency(shape, rates, tps, limit, np.where(limit >= 1, limit, 1.0), input_tokens,
-                                   output_tokens, w_bytes, kv_bytes, k, schedule, pps, net_bw, net_lat) <= ttft_target_s
+    ok, _ = meets(np.where(limit >= 1, limit, 1.0))
     best = np.where(ok & (limit >= 1), np.fmax(best, limit), best)
     return best, (tpot1, ttft1)
 
 
-def _ttft_at_concurrency(shape, rates, tps, limit, n, input_tokens, output_tokens, w_bytes, kv_bytes, k, schedule, pps,
-                         net_bw, net_lat):
+def _ttft_at_concurrency(core, limit, n, schedule):
     """Median TTFT with ``n`` closed-loop clients per group (:func:`serve_load`); the
     static schedule keeps its batch prefill."""
-    most = np.where(limit >= 1, np.maximum(limit, n), 1.0)
+    n = np.broadcast_to(n, limit.shape).astype(float)
     if schedule == "static":
-        r = serve_core(shape, rates, tps, np.full(limit.shape, n), input_tokens, output_tokens, w_bytes, kv_bytes, k,
-                       schedule)
-    else:
-        r = serve_core(shape, rates, tps, most, input_tokens, output_tokens, w_bytes, kv_bytes, k, schedule,
-                       {"concurrency": n, "request_rate": None, "token_budget": TOKEN_BUDGET})
-    return _pipeline(r, pps, most, input_tokens, shape, net_bw, net_lat)["ttft_s"]
+        return core("", n)["ttft_s"]
+    most = np.where(limit >= 1, np.maximum(limit, n), 1.0)
+    return core("", most, {"concurrency": n, "request_rate": None, "token_budget": TOKEN_BUDGET})["ttft_s"]
 
 
 #: the figures only serving under load gives (with ``_low`` / ``_high``)
@@ -550,6 +570,7 @@ def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fi
                 f"length fit next to the weights; use batch_size <= {best}, a larger tensor_parallel or more devices")
     if row["why"].startswith("the weights"):
         need = shape.params * 1.0
+        tried = row["why"].split(" (", 1)[1].rstrip(")") if " (" in row["why"] else f"tensor parallel up to {int(np.max(tps))}"
         return (f"{shape.name} ({need / units.GIGA:.3g}e9 parameters in {mode}) does not fit on {n_devices} × {name} "
-                f"(tensor_parallel up to {int(np.max(tps))}); use more devices (n_devices) or a smaller precision")
+                f"({tried}); use more devices (n_devices) or a smaller precision")
     return f"{name}: {row['why']}"

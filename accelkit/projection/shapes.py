@@ -133,19 +133,54 @@ class ModelShape:
             return 0.0
         return (self.params - self.active_params) / (e - k)
 
-    def read_params(self, batch):
-        """Weights one decode step reads [count]: all resident layer weights for a dense
-        model; for a mixture of experts the shared part plus the experts a batch of
-        ``batch`` tokens touches, ``E · (1 − (1 − k/E)^B)`` of them per layer (uniform
-        routing), plus the output head. The embedding table is a lookup and is not read."""
+    @property
+    def decode_attention_dim(self):
+        """Width one decoded token's attention multiplies per cached token [count].
+
+        ``n_heads · head_dim`` for ordinary attention. A latent cache (multi-head latent
+        attention, DeepSeek-V2/V3) is decoded with the projections absorbed, as FlashMLA
+        runs it: each of the ``n_heads`` heads scores and sums over the whole cached
+        latent (576 = 512 + 64 rotary for DeepSeek-V3), so the width is ``n_heads`` × the
+        cached elements per layer (the sum over values counts the 64 rotary elements it
+        skips: +6 %) -- 4.5× the ``n_heads · head_dim`` of an unabsorbed head for
+        DeepSeek-V3 (DeepSeek-AI 2024, DeepSeek-V2 paper §2.1.2-2.1.3, arXiv:2405.04434).
+        """
+        if self.is_decoder and np.isfinite(self.kv_elements_per_token_layer) and np.isfinite(self.n_heads):
+            return self.n_heads * self.kv_elements_per_token_layer
+        return self.attention_dim
+
+    @property
+    def routed_expert_params(self):
+        """Parameters of all routed experts together (0 for a dense model) [count]."""
+        return self.n_experts * self.expert_params if self.expert_params else 0.0
+
+    def resident_params(self, expert_parallel=1.0):
+        """Parameters one device of an expert-parallel group of ``expert_parallel`` holds
+        [count]: every non-expert weight (attention, dense layers, shared experts,
+        embeddings) plus its ``1/expert_parallel`` of the routed experts. ``params`` for 1."""
+        ep = np.asarray(expert_parallel, dtype=float)
+        return self.params - self.routed_expert_params * (1.0 - 1.0 / ep)
+
+    def read_params(self, batch, expert_parallel=1.0):
+        """Weights one decode step reads on one device [count]: all resident layer weights
+        for a dense model; for a mixture of experts the shared part plus the experts a
+        batch of ``batch`` tokens touches, ``E · (1 − (1 − k/E)^B)`` of them per layer
+        (uniform routing), plus the output head. The embedding table is a lookup and is
+        not read.
+
+        With ``expert_parallel = G`` (``batch`` tokens on each of G devices, attention
+        data parallel) a device holds ``E/G`` experts and the group's ``G · batch`` tokens
+        touch ``(E/G) · (1 − (1 − k/E)^(G·B))`` of them.
+        """
         batch = np.asarray(batch, dtype=float)
         lookup = 0.0 if self.tied_embeddings else self.embedding_params  # a tied table is read as the head
         p_e = self.expert_params
         if p_e == 0.0:
             return np.zeros(batch.shape) + (self.params - lookup)
         e, k = self.n_experts, self.n_active_experts
+        ep = np.asarray(expert_parallel, dtype=float)
         shared = self.params - e * p_e - lookup
-        touched = e * (1.0 - (1.0 - k / e) ** batch)
+        touched = e / ep * (1.0 - (1.0 - k / e) ** (batch * ep))
         return shared + touched * p_e
 
     def describe(self):

@@ -33,7 +33,7 @@ __all__ = ["load_measured", "load_validation_models", "validate", "summary", "fi
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
-              "serving_load_tpot")
+              "serving_load_tpot", "serving_expert_parallel")
 #: the categories measured under load (``concurrency`` or ``request_rate`` given): the engine's
 #: :func:`~accelkit.projection.inference.serve_load`
 LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
@@ -51,7 +51,8 @@ CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_
 
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
              "output_tokens",
-             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency"]
+             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
+             "expert_parallel"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
 
 #: training tokens assumed where a measured case gives none (a trillion; the step time does not depend on it)
@@ -182,7 +183,7 @@ def predict_case(case, extra_models=None, **constant_overrides):
                   input_tokens=int(case["input_tokens"]), output_tokens=int(case["output_tokens"]),
                   kv_precision=case["kv_precision"] or None, schedule=case["schedule"] or "continuous",
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
-                  concurrency=_opt(case.get("concurrency")),
+                  concurrency=_opt(case.get("concurrency")), expert_parallel=_opt(case.get("expert_parallel")),
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
@@ -398,6 +399,9 @@ ERROR_CONSTANTS = {
     "model_error_decode": ("decode_batch1", "fixed_batch_throughput"),
     "model_error_throughput": ("max_throughput",),
     "model_error_ttft": ("ttft",),
+    "model_error_load_ttft": ("serving_load_ttft",),
+    "model_error_load_tpot": ("serving_load_tpot",),
+    "model_error_expert_parallel": ("serving_expert_parallel",),
 }
 
 

@@ -399,7 +399,8 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["cost_per_million_tokens_low"] = f["cost_per_million_tokens_low"]
     out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
     out["efficiency_source"] = f["matmul_source"].astype(str) + " | memory: " + f["memory_source"].astype(str)
-    for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "zero_stage", "batch_size",
+    for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "expert_parallel",
+                  "zero_stage", "batch_size",
                   "configuration", "ttft_s", "ttft_s_low", "ttft_s_high"):
         if extra in f:
             out[extra] = f[extra]

@@ -16,7 +16,7 @@ __all__ = ["ValidationPanel"]
 
 #: the kinds a person can filter on: every kind of accelkit validate but the microbenchmarks
 _CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training", "serving_load_ttft",
-               "serving_load_tpot")
+               "serving_load_tpot", "serving_expert_parallel")
 
 
 class ValidationPanel(Panel):
