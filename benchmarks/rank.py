@@ -18,6 +18,8 @@ def main():
     serving = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50,
                        ttft_target_ms=1000)
     lower = serving.copy().update(allow_lower_precision=True)
+    moe = Scenario(workload="inference", model="DeepSeek-V3", precision="fp8", n_devices=16, deployment="on-prem",
+                   latency_target_ms=100)
     custom = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
     edge = Scenario(workload="inference", model="ResNet-50", deployment="edge", power_envelope_w=30, streams=10)
     params, tokens = np.logspace(8, 12, 100), np.logspace(9, 13, 100)
@@ -27,6 +29,8 @@ def main():
                best_of(lambda: select.rank(training, catalog), 5), target=0.200),
         report(f"rank(): {n} devices, serving 70B, TP / batch search under TTFT + TPOT targets",
                best_of(lambda: select.rank(serving, catalog), 5), target=0.200),
+        report(f"rank(): {n} devices, serving DeepSeek-V3 on 16, TP x PP x expert-parallel search under a TPOT target",
+               best_of(lambda: select.rank(moe, catalog), 5), target=0.200),
         report(f"rank(): {n} devices, serving 70B, + 4 precisions",
                best_of(lambda: select.rank(lower, catalog), 5)),
         report(f"rank_grid(): {n} devices x 100 x 100 scenarios, ZeRO search",
