@@ -173,7 +173,7 @@ def singleuser_settings(settings=None, base=None):
     extended, empty by default), ``notebook_dir`` (the folder holding ``app.ipynb``) and
     ``default_url`` (``/`` + :data:`APP_PATH`, relative to the server's base URL).
     """
-    from .cli import notebooks_dir
+    from .paths import notebooks_dir
 
     settings = AppSettings() if settings is None else settings
     env = voila_environment({} if base is None else base)

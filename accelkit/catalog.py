@@ -18,6 +18,8 @@ import pandas as pd
 
 from . import units
 from ._validate import check_choice, suggest
+from .errors import CatalogError
+from .paths import data_path
 from .tables import Column, Schema, TableError, check_rows, problem, raise_problems, read_rows, read_table
 
 __all__ = [
@@ -35,14 +37,6 @@ __all__ = [
     "PRECISION_COLUMNS",
     "NUMERIC_COLUMNS",
 ]
-
-
-class CatalogError(TableError):
-    """A catalogue file, row or device name is not what accelkit expects.
-
-    ``problems`` lists every problem found (file, line, column, expectation).
-    """
-
 
 
 # --- schema -------------------------------------------------------------------------
@@ -113,23 +107,6 @@ _SAME_ENGINE_KINDS = {"gpu", "tpu"}
 
 
 # --- files --------------------------------------------------------------------------
-
-def data_path(filename=""):
-    """Folder (or file inside it) holding the built-in tables.
-
-    Installed wheels carry the tables in ``accelkit/data``; a source checkout keeps
-    them in the repository's ``data/`` folder.
-    """
-    here = Path(__file__).resolve().parent
-    for folder in (here / "data", here.parent / "data"):
-        if (folder / "accelerators.csv").exists():
-            return folder / filename if filename else folder
-    raise CatalogError(
-        "the built-in catalogue (accelerators.csv) was not found next to the accelkit "
-        f"package ({here / 'data'}) or in the repository ({here.parent / 'data'}); "
-        "reinstall accelkit"
-    )
-
 
 def _read_rows(path, origin):
     return read_rows(path, origin, CatalogError, what="devices")

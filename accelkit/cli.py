@@ -12,16 +12,9 @@ import os
 import sys
 from pathlib import Path
 
+from .paths import notebooks_dir
+
 DEFAULT_PORT = 8866
-
-
-def notebooks_dir():
-    """Folder holding the chapter notebooks (repository checkout or installed wheel)."""
-    here = Path(__file__).resolve().parent
-    for folder in (here.parent / "notebooks", here / "notebooks"):
-        if (folder / "app.ipynb").exists():
-            return folder
-    raise SystemExit("accelkit: the notebooks folder was not found; reinstall accelkit")
 
 
 def cmd_app(args):

@@ -111,7 +111,7 @@ def best_configurations(scenario, catalog, measurements=None):
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
                            "expert_parallel", "micro_batch_size", "recompute") if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
-    from .projection.for_scenario import custom_shape
+    from .projection.shapes import custom_shape
 
     shaped = custom_shape(scenario)  # a custom model's layers and heads: given, or whose they are
     if shaped is not None:
@@ -167,7 +167,7 @@ def _training(scenario, catalog, measurements):
 
     if scenario.search_configurations and not is_vision_model(scenario):  # image models: data parallel only
         from .projection import training_search
-        from .projection.for_scenario import _model
+        from .projection.shapes import scenario_model as _model
         from .projection.training import finetune_settings
 
         method, rank = finetune_settings(scenario)

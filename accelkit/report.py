@@ -75,7 +75,7 @@ def _slug(text):
 
 
 def _notebooks_dir():
-    from .cli import notebooks_dir
+    from .paths import notebooks_dir
 
     return notebooks_dir()
 

@@ -22,6 +22,9 @@ from urllib.parse import parse_qs
 
 from . import units
 from ._validate import suggest
+from .errors import MAX_MESSAGE as _MAX_MESSAGE, ScenarioError
+from .vocabulary import FRAMEWORKS
+from .errors import short_repr as _short
 
 __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS",
            "MARKETS", "CLOUD_PRICINGS", "FINETUNE_METHODS"]
@@ -29,7 +32,6 @@ __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLO
 WORKLOADS = ("training", "fine-tuning", "inference")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
-FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
 SEGMENTS = ("datacenter", "workstation", "edge", "consumer")
 MARKETS = ("global", "china")
 CLOUD_PRICINGS = ("on-demand", "committed-1y", "committed-3y", "lowest")
@@ -42,34 +44,6 @@ _BOOL_FIELDS = ("custom_cuda_kernels", "search_configurations", "allow_lower_pre
 
 #: the largest scenario file read
 MAX_SCENARIO_BYTES = 2**20
-#: the longest error message (values in it are quoted as a short prefix)
-_MAX_MESSAGE = 400
-
-
-def _short(value, n=40):
-    """A value as an error message quotes it: a bounded ``repr`` (a short prefix of long text,
-    the first items of long or nested lists), never the whole of a large value."""
-    import reprlib
-
-    r = reprlib.Repr()
-    r.maxstring = r.maxother = n
-    r.maxlist = r.maxtuple = r.maxdict = r.maxset = 4
-    r.maxlevel = 2
-    return r.repr(value)
-
-
-class ScenarioError(ValueError):
-    """A scenario field has a value accelkit cannot use; ``field`` names it."""
-
-    def __init__(self, field_name, message):
-        field_name = str(field_name)
-        if len(field_name) > 40:
-            field_name = field_name[:40] + "…"
-        self.field = field_name
-        text = f"scenario field '{field_name}': {message}"
-        super().__init__(text if len(text) <= _MAX_MESSAGE else text[:_MAX_MESSAGE] + " …")
-
-
 def _num(low=None, high=None, integer=False, allow_none=False, low_open=False):
     def check(name, value):
         if value is None and allow_none:
@@ -186,8 +160,9 @@ def _weights(name, value):
         raise ScenarioError(name, f"expected a mapping of criterion to weight, got {_short(value)}")
     if not value:
         return {}
-    from .ecosystem.vocabulary import DEFAULT_WEIGHTS as GROUP_WEIGHTS
-    from .select.scoring import CRITERIA, DEFAULT_WEIGHTS
+    from .vocabulary import DECISION_CRITERIA as CRITERIA
+    from .vocabulary import DECISION_WEIGHTS as DEFAULT_WEIGHTS
+    from .vocabulary import ECOSYSTEM_WEIGHTS as GROUP_WEIGHTS
 
     known = list(CRITERIA) + [f"ecosystem.{k}" for k in GROUP_WEIGHTS]
     out = {}

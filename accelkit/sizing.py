@@ -30,7 +30,7 @@ def model_of(scenario):
     if scenario.model.lower() == "custom":
         if not scenario.params:
             raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
-        from .projection.for_scenario import custom_shape
+        from .projection.shapes import custom_shape
 
         shaped = custom_shape(scenario)  # serving: the KV cache needs layers and heads (inferred or given)
         preset = None if shaped is None else pd.Series({**shaped[0], "active_params": float(scenario.params)})

@@ -115,7 +115,7 @@ def test_the_engine_still_projects_the_measured_h200_inside_its_range():
     H200 runs (2026-12-04): Llama-2 7B, Llama-3.1 8B and Qwen2.5 7B, decode at batch 1-128 and
     prefill of 1k-8k tokens. A change of constants or formulas that moves a projection off these
     measurements fails here (and chapter 10 shows the same table)."""
-    from accelkit.projection.validation import local_checks
+    from accelkit.probes.checks import local_checks
 
     checks = local_checks()
     assert len(checks) >= 15

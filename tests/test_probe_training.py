@@ -78,7 +78,7 @@ def test_the_engine_projects_gpt2_xl_steps_at_useful_micro_batches_inside_its_ra
     """Our H200 run (2026-12-04): GPT-2 XL at micro-batch 4 and 8 x 1,024 tokens, 16 per step, in eager
     PyTorch measured 1.88 and 3.45 s a step -- inside the engine's range as it is now. Small micro-batches
     and GPT-2 small run slower than a tuned framework would (the eager tax), which the table shows."""
-    from accelkit.projection.validation import local_training_checks
+    from accelkit.probes.checks import local_training_checks
 
     checks = local_training_checks()
     xl = checks[(checks["model"] == "GPT-2 XL") & (checks["micro_batch_size"] >= 4)]

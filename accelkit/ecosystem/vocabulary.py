@@ -10,7 +10,8 @@ traps" -- its must-check list gives the criteria.
 
 from __future__ import annotations
 
-from ..scenario import FRAMEWORKS as _SCENARIO_FRAMEWORKS
+from ..vocabulary import ECOSYSTEM_WEIGHTS
+from ..vocabulary import FRAMEWORKS as _SCENARIO_FRAMEWORKS
 
 __all__ = ["CRITERIA", "LEVELS", "STATUSES", "FRAMEWORKS", "SERVING_RUNTIMES", "DEPLOYMENTS", "DEFAULT_WEIGHTS",
            "WEIGHT_KEYS", "STATUS_POINTS", "POINTS", "STACK_LABELS", "CRITERION_LABELS", "FRAMEWORK_LABELS",
@@ -36,21 +37,8 @@ FRAMEWORKS = tuple(_SCENARIO_FRAMEWORKS)
 SERVING_RUNTIMES = ("any", "vllm", "triton", "tgi")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
 
-#: score weights: one per checklist item group (a framework criterion of the CSV
-#: counts under "frameworks"), 0-100 each; only their ratios matter
-DEFAULT_WEIGHTS = {
-    "frameworks": 25,
-    "operator_coverage": 10,
-    "driver_toolkit": 10,
-    "custom_ops": 10,
-    "team_skills": 10,
-    "deployment": 10,
-    "serving": 5,
-    "quantization": 5,
-    "profiler": 5,
-    "containers": 5,
-    "community": 5,
-}
+#: score weights per checklist item group (one home: :data:`accelkit.vocabulary.ECOSYSTEM_WEIGHTS`)
+DEFAULT_WEIGHTS = ECOSYSTEM_WEIGHTS
 WEIGHT_KEYS = tuple(DEFAULT_WEIGHTS)
 
 #: points of an item by status alone (items not judged on a level: team, deployment, vendor runtimes)

@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..projection.calibration import calibration  # noqa: F401 (re-exported: probes.calibration)
+from ..vocabulary import MATMUL_DTYPES
 from ..units import GIGA, KILO, MEGA, MILLI, PETA, TERA, s_to_ms, seconds_to_us
 
 __all__ = ["COLUMNS", "MATMUL_DTYPES", "PRECISION_MODES", "RESULTS_FORMAT", "RESULTS_VERSION", "save_results",
@@ -40,7 +42,6 @@ COLUMNS = [
 ]
 
 #: number formats the matmul probe tries, in order
-MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 
 #: modes of the precision probe, in order (fp32 is the reference)
 PRECISION_MODES = ("fp32", "bf16", "fp16", "int8")
@@ -206,40 +207,6 @@ def load_example_results(name=None):
 
 
 # --- calibration --------------------------------------------------------------------
-
-def calibration(results):
-    """Measured/datasheet ratios, the "use my measurements" defaults for projections.
-
-    One row per matmul dtype (its best shape) and per memory probe (copy, read):
-    ``quantity``, ``precision``, ``measured`` (SI), ``unit``, ``datasheet``,
-    ``ratio``, ``device_name`` and ``source`` (the results file, or "this
-    session's run"). The matmul ratio is the maximum achievable fraction of the
-    dense peak; real training reaches less (MFU 0.3-0.5 is typical), so use it as
-    an upper bound on utilisation. NaN ratios where the device has no datasheet
-    figure.
-    """
-    if not isinstance(results, pd.DataFrame) or "probe" not in results:
-        raise ValueError("results must be a probe result DataFrame (run_all or load_results)")
-    source = results.attrs.get("source", "this session's run (not saved)")
-    device_name = results["device_name"].iloc[0] if len(results) else ""
-    rows = []
-    matmul = results[(results["probe"] == "matmul") & results["measured"].notna()]
-    for dtype in [d for d in MATMUL_DTYPES if d in set(matmul["dtype"])]:
-        group = matmul[matmul["dtype"] == dtype]
-        best = group.loc[group["measured"].idxmax()]
-        rows.append({"quantity": f"matmul {dtype}", "precision": dtype, "measured": best["measured"],
-                     "unit": best["unit"], "datasheet": best["datasheet"], "ratio": best["ratio"]})
-    for probe, label in (("memory_copy", "memory bandwidth (copy)"), ("memory_read", "memory bandwidth (read)")):
-        group = results[(results["probe"] == probe) & results["measured"].notna()]
-        if not group.empty:
-            best = group.loc[group["measured"].idxmax()]
-            rows.append({"quantity": label, "precision": "", "measured": best["measured"], "unit": best["unit"],
-                         "datasheet": best["datasheet"], "ratio": best["ratio"]})
-    frame = pd.DataFrame(rows, columns=["quantity", "precision", "measured", "unit", "datasheet", "ratio"])
-    frame["device_name"] = device_name
-    frame["source"] = source
-    return frame
-
 
 def calibrated_utilization(results, precision="bf16", default=None):
     """``(utilisation, source text)`` for a projection at ``precision``.

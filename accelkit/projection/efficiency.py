@@ -259,7 +259,7 @@ def _widen_single(value, low, high, spread):
 
 def _probe_overrides(catalog, measurements_frame):
     """Efficiencies from a person's probe results: {ceiling or 'matmul <p>': (device index, ratio, text)}."""
-    from ..probes.results import calibration
+    from .calibration import calibration
 
     calib = calibration(measurements_frame)
     if calib.empty:

@@ -78,13 +78,12 @@ def finetune_settings(scenario):
 
 def scenario_finetune(scenario):
     """:func:`finetune_terms` of a scenario's model, method and rank."""
-    from .for_scenario import _model
-    from .shapes import resolve_model
+    from .shapes import resolve_model, scenario_model
 
     method, rank = finetune_settings(scenario)
     if method == "full":  # no shape needed
         return {"method": "full", "adapters": 0.0, "trainable": np.nan, "quantized": 0.0, "rank": np.nan}
-    return finetune_terms(resolve_model(_model(scenario)), method, rank)
+    return finetune_terms(resolve_model(scenario_model(scenario)), method, rank)
 
 
 def flops_per_token(active_params, finetune):

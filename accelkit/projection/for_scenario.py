@@ -27,6 +27,8 @@ from .. import units
 from .ceilings import catalog_or_default, ceilings_for
 from .inference import inference
 from .layouts import step_sequences
+from .shapes import custom_shape  # noqa: F401 (one home in shapes; named here too)
+from .shapes import scenario_model as _model
 from .training import TRAIN_PRECISIONS, finetune_settings, training
 from .vision import vision
 
@@ -51,36 +53,6 @@ def workload_kind(scenario):
     if kind == "encoder":
         return "encoder"
     return "llm"
-
-
-def custom_shape(scenario):
-    """``(model dict, words)`` of a custom decoder, or ``None`` where the scenario keeps a
-    params-only model (a preset; training without ``n_layers`` / ``d_model``).
-
-    Serving always needs a shape (the KV cache and the attention cost): the given
-    ``n_layers`` / ``d_model``, else the nearest preset decoder's
-    (:func:`~accelkit.projection.shapes.custom_decoder`), else a
-    :class:`~accelkit.scenario.ScenarioError` asking for them.
-    """
-    if scenario.model.lower() != "custom":
-        return None
-    if not scenario.params:
-        raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
-    layers, width = getattr(scenario, "n_layers", None), getattr(scenario, "d_model", None)
-    if scenario.workload in _TRAINING and layers is None and width is None:
-        return None
-    from .shapes import custom_decoder
-
-    return custom_decoder(scenario.params, layers, width)
-
-
-def _model(scenario):
-    if scenario.model.lower() == "custom":
-        shaped = custom_shape(scenario)
-        if shaped is not None:
-            return shaped[0]
-        return {"name": "custom", "params": float(scenario.params)}
-    return scenario.model
 
 
 def _empty(ceil, why):

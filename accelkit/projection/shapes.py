@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-__all__ = ["ModelShape", "resolve_model", "SHAPE_KEYS"]
+__all__ = ["ModelShape", "resolve_model", "SHAPE_KEYS", "custom_shape", "scenario_model"]
 
 #: keys a model dict may carry (``params`` required)
 SHAPE_KEYS = ("name", "params", "active_params", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim",
@@ -277,7 +277,7 @@ def custom_decoder(params, n_layers=None, d_model=None):
         enough to stand in (the message asks for layers and width).
     """
     from ..models import load_models
-    from ..scenario import ScenarioError
+    from ..errors import ScenarioError
 
     params = float(params)
     if (n_layers is None) != (d_model is None):
@@ -314,3 +314,33 @@ def custom_decoder(params, n_layers=None, d_model=None):
     words = (f"shape inferred from {row['name']}: {int(row['n_layers'])} layers, d_model {int(row['d_model'])}, "
              f"{attention}")
     return model, words
+
+
+def custom_shape(scenario):
+    """``(model dict, words)`` of a custom decoder, or ``None`` where the scenario keeps a
+    params-only model (a preset; training without ``n_layers`` / ``d_model``).
+
+    Serving always needs a shape (the KV cache and the attention cost): the given
+    ``n_layers`` / ``d_model``, else the nearest preset decoder's
+    (:func:`~accelkit.projection.shapes.custom_decoder`), else a
+    :class:`~accelkit.scenario.ScenarioError` asking for them.
+    """
+    if scenario.model.lower() != "custom":
+        return None
+    if not scenario.params:
+        raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
+    layers, width = getattr(scenario, "n_layers", None), getattr(scenario, "d_model", None)
+    if scenario.workload in ("training", "fine-tuning") and layers is None and width is None:
+        return None
+    return custom_decoder(scenario.params, layers, width)
+
+
+def scenario_model(scenario):
+    """The model a scenario names, as :func:`resolve_model` takes it: a preset name, or a
+    custom model's dict (its shape given or inferred, :func:`custom_shape`)."""
+    if scenario.model.lower() == "custom":
+        shaped = custom_shape(scenario)
+        if shaped is not None:
+            return shaped[0]
+        return {"name": "custom", "params": float(scenario.params)}
+    return scenario.model

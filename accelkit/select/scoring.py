@@ -11,20 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+# one home, below the scenario (which checks weight names against them)
+from ..vocabulary import DECISION_CRITERIA as CRITERIA
+from ..vocabulary import DECISION_WEIGHTS as DEFAULT_WEIGHTS
+
 __all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "speed_score", "weighted_score"]
-
-
-#: criterion -> (what it measures, better when)
-CRITERIA = {
-    "time": ("margin over the time or latency target, counted up to the target headroom (right-sizing: "
-             "speed nobody asked for earns nothing)", "faster, up to the headroom"),
-    "cost": ("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of the "
-             "hours used, per million units of work", "cheaper"),
-    "efficiency": ("peak at the scenario's precision per watt of TDP", "higher"),
-    "ecosystem": ("software-stack fit for the scenario's frameworks and skills (0-100)", "higher"),
-    "headroom": ("usable memory over what the model needs on the allowed devices", "more"),
-}
-DEFAULT_WEIGHTS = {"time": 1.0, "cost": 1.0, "efficiency": 0.5, "ecosystem": 1.0, "headroom": 0.5}
 
 
 def _scale(values, log=False, higher_is_better=True, mask=None):

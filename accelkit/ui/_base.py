@@ -11,6 +11,8 @@ import time
 import ipywidgets as W
 from IPython.display import HTML, display
 
+from ._html import error_html  # noqa: F401 (panels import it from here)
+
 log = logging.getLogger("accelkit.ui")
 
 CSS = """
@@ -82,10 +84,6 @@ class FigureOutput(W.Output):
 
 class HTMLOutput(W.HTML):
     """An HTML widget for tables and sentences."""
-
-
-def error_html(message):
-    return f'<div class="ak-error"><b>Check this input:</b> {html.escape(str(message))}</div>'
 
 
 def safe_link(url, text=None):

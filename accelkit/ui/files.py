@@ -120,7 +120,7 @@ class DownloadBox:
 
     def prepare(self):
         """Build the link now; returns its HTML (an error message if ``make`` refuses)."""
-        from ._base import error_html
+        from ._html import error_html
 
         try:
             filename, text, mime = self.make()

@@ -104,7 +104,9 @@ class ValidationPanel(Panel):
         })
         cases["case"] = cases["case"].map(html.escape)
         cases["model"] = cases["model"].map(html.escape)
-        local = V.local_checks()
+        from ..probes.checks import local_checks, local_training_checks
+
+        local = local_checks()
         if len(local):
             summary.append(
                 f"And on a GPU of our own: {len(local)} decode and prefill times measured with accelkit probe --llm "
@@ -121,7 +123,7 @@ class ValidationPanel(Panel):
                            zip(local["projected_low"], local["projected_high"])],
             "inside": np.where(local["inside_range"], "yes", "no"),
         })
-        trained = V.local_training_checks()
+        trained = local_training_checks()
         if len(trained):
             summary.append(
                 f"Training on the same GPU, in plain eager PyTorch (accelkit probe --train, "

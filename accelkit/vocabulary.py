@@ -1,0 +1,44 @@
+"""Shared vocabularies: the lists and default weights more than one layer names.
+
+Below the scenario, the decision and the ecosystem checklist, so each can import them
+without importing the others: the frameworks a team can require, the decision's criteria
+and their default weights, and the ecosystem checklist's group weights.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MATMUL_DTYPES", "FRAMEWORKS", "DECISION_CRITERIA", "DECISION_WEIGHTS", "ECOSYSTEM_WEIGHTS"]
+
+#: matmul formats the probes measure and a probe result can calibrate
+MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
+
+#: frameworks a team can require (``Scenario.frameworks``; the ecosystem checklist's criteria)
+FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
+
+#: criterion -> (what it measures, better when)
+DECISION_CRITERIA = {
+    "time": ("margin over the time or latency target, counted up to the target headroom (right-sizing: "
+             "speed nobody asked for earns nothing)", "faster, up to the headroom"),
+    "cost": ("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of the "
+             "hours used, per million units of work", "cheaper"),
+    "efficiency": ("peak at the scenario's precision per watt of TDP", "higher"),
+    "ecosystem": ("software-stack fit for the scenario's frameworks and skills (0-100)", "higher"),
+    "headroom": ("usable memory over what the model needs on the allowed devices", "more"),
+}
+DECISION_WEIGHTS = {"time": 1.0, "cost": 1.0, "efficiency": 0.5, "ecosystem": 1.0, "headroom": 0.5}
+
+#: score weights: one per checklist item group (a framework criterion of the CSV
+#: counts under "frameworks"), 0-100 each; only their ratios matter
+ECOSYSTEM_WEIGHTS = {
+    "frameworks": 25,
+    "operator_coverage": 10,
+    "driver_toolkit": 10,
+    "custom_ops": 10,
+    "team_skills": 10,
+    "deployment": 10,
+    "serving": 5,
+    "quantization": 5,
+    "profiler": 5,
+    "containers": 5,
+    "community": 5,
+}
