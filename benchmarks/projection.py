@@ -40,6 +40,6 @@ def main():
 
 
 def _grid(sizes):
-    from accelkit.projection.training import tokens_per_second_grid
+    from accelkit.projection.training_sweeps import tokens_per_second_grid
 
     return tokens_per_second_grid(sizes)

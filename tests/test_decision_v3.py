@@ -249,7 +249,7 @@ def test_the_headline_says_too_close_to_call_when_another_device_wins_most_draws
 # --- 13. words -----------------------------------------------------------------------------------
 
 def test_a_miss_never_prints_as_the_target_itself():
-    from accelkit.select.ranking import _past, _sig
+    from accelkit.select.reasons import _past, _sig
 
     assert _past(1.04, 1) == "1.04" and _past(1.0004, 1) == "1.0004"
     assert _sig(1234.5) == "1,200" and _sig(0.0123) == "0.012"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from accelkit import load_catalog, sizing
+from accelkit import cluster, load_catalog, sizing
 from accelkit.scenario import Scenario
 
 LLAMA2_7B_PARAMS = 6_738_415_616
@@ -125,9 +125,9 @@ def test_scaling_curve_is_the_cluster_step_at_each_count(device, options):
     row = find(device, load_catalog())
     s = Scenario(workload="training", model="Llama-2 7B", zero_stage=2)
     counts = [1, 2, 8, 16, 64, 512]
-    curve = sizing.cluster_scaling(s, row, counts, 2, 4, 8, **options)
+    curve = cluster.cluster_scaling(s, row, counts, 2, 4, 8, **options)
     for i, n in enumerate(counts):
-        step = sizing.cluster_step(s, row, n, 2, 4, 8, **options)
+        step = cluster.cluster_step(s, row, n, 2, 4, 8, **options)
         for column in ("step_s", "compute_s", "comm_s", "comm_total_s", "efficiency", "tokens_per_s", "days",
                        "n_nodes"):
             assert curve[column].iloc[i] == pytest.approx(step[column], rel=1e-12), (
@@ -143,11 +143,11 @@ def test_accumulation_splits_are_the_cluster_step_of_each_split():
 
     row = find("H100 SXM", load_catalog())
     s = Scenario(workload="training", model="Llama-2 7B")
-    splits = sizing.accumulation_sweep(s, row, 8, 256, network_gbps=100.0, overlap=0.5)
+    splits = cluster.accumulation_sweep(s, row, 8, 256, network_gbps=100.0, overlap=0.5)
     assert list(splits["accumulation_steps"]) == [1, 2, 4, 8, 16, 32]
     assert list(splits["micro_batch"]) == [32, 16, 8, 4, 2, 1]
     for _, split in splits.iterrows():
-        step = sizing.cluster_step(s, row, 8, int(split["micro_batch"]), int(split["accumulation_steps"]), 8, 100.0,
+        step = cluster.cluster_step(s, row, 8, int(split["micro_batch"]), int(split["accumulation_steps"]), 8, 100.0,
                                    0.5)
         for column in ("step_s", "efficiency", "activations_gb"):
             assert split[column] == pytest.approx(step[column], rel=1e-12), (

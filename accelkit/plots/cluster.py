@@ -10,7 +10,7 @@ __all__ = ["scaling_chart", "accumulation_chart"]
 def scaling_chart(curves, title):
     """Scaling efficiency vs device count, one line per interconnect setting.
 
-    ``curves`` maps a label to a DataFrame from :func:`accelkit.sizing.cluster_scaling`.
+    ``curves`` maps a label to a DataFrame from :func:`accelkit.cluster.cluster_scaling`.
     """
     traces = [{
         "type": "scatter", "x": frame["n_devices"], "y": frame["efficiency"] * 100, "mode": "lines+markers",

@@ -22,7 +22,8 @@ from .inference import inference, inference_grid
 from .precisions import PRECISION_MODES, mode_words
 from .shapes import ModelShape, resolve_model
 from .layouts import step_sequences, training_layouts, training_search
-from .training import model_flops_per_token, training, training_memory_bytes, training_sweep
+from .training import model_flops_per_token, training, training_memory_bytes
+from .training_sweeps import training_sweep
 from .vision import frame_flops, vision, vision_seconds
 
 __all__ = ["inference", "inference_grid", "training", "training_sweep", "training_search", "training_layouts",

@@ -44,7 +44,8 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
     d_arr = np.asarray(tokens, dtype=float)[None, :, None]
     check_positive("params", n_arr, "a number of parameters")
     check_positive("tokens", d_arr, "a number of tokens")
-    from ..projection.training import TRAIN_PRECISIONS, tokens_per_second_grid
+    from ..projection.training import TRAIN_PRECISIONS
+    from ..projection.training_sweeps import tokens_per_second_grid
 
     if scenario.precision not in TRAIN_PRECISIONS:
         raise ValueError(f"rank_grid: precision must be one of {', '.join(TRAIN_PRECISIONS)} for training; "

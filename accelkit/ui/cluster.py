@@ -6,7 +6,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import memory, plots, sizing, units
+from .. import cluster, memory, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, range_text, table_html
@@ -99,21 +99,21 @@ class ClusterPanel(Panel):
         network = c["network_gbps"] or None
         args = dict(micro_batch=c["micro_batch"], accumulation_steps=c["accumulation_steps"],
                     devices_per_node=c["devices_per_node"], network_gbps=network, overlap=c["overlap"])
-        step = sizing.cluster_step(s, device, s.n_devices, intra_gbs=intra, **args)
+        step = cluster.cluster_step(s, device, s.n_devices, intra_gbs=intra, **args)
         counts = sorted({n for n in _COUNTS if n <= max(4096, s.n_devices)} | {s.n_devices})
         pcie = device.copy()
         pcie["interconnect_gbs"] = np.nan
         net = units.bytes_per_s_to_gbps(step["inter_bw"])  # Gbit/s per device actually used
         curves = {
             f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {net:g} Gb/s":
-                sizing.cluster_scaling(s, device, counts, intra_gbs=intra, **args),
-            "PCIe only inside the server": sizing.cluster_scaling(s, pcie, counts, **args),
-            f"network at {net / 4:g} Gb/s": sizing.cluster_scaling(
+                cluster.cluster_scaling(s, device, counts, intra_gbs=intra, **args),
+            "PCIe only inside the server": cluster.cluster_scaling(s, pcie, counts, **args),
+            f"network at {net / 4:g} Gb/s": cluster.cluster_scaling(
                 s, device, counts, intra_gbs=intra, **{**args, "network_gbps": net / 4}),
         }
         # gradient accumulation at a fixed global batch
         global_batch = step["global_batch"]
-        acc = sizing.accumulation_sweep(s, device, s.n_devices, global_batch, devices_per_node=c["devices_per_node"],
+        acc = cluster.accumulation_sweep(s, device, s.n_devices, global_batch, devices_per_node=c["devices_per_node"],
                                         network_gbps=network, overlap=c["overlap"], intra_gbs=intra)
 
         m = sizing.model_of(s)
