@@ -35,7 +35,6 @@ __all__ = [
     "request_latency_seconds",
     "model_weight_bytes",
     "model_kv_bytes",
-    "model_prefill_flops",
 ]
 
 
@@ -228,10 +227,3 @@ def model_kv_bytes(model, seq_len, batch, precision):
     if np.isnan(per_token_layer):
         return 0.0 * seq_len * batch
     return per_token_layer * float(model["n_layers"]) * seq_len * batch * bytes_per_param(precision)
-
-
-def model_prefill_flops(model, prompt_tokens, batch=1):
-    """Forward FLOP of a prompt pass of a preset: ``2 · N_active · tokens · batch``."""
-    check_positive("prompt_tokens", prompt_tokens, "a number of tokens")
-    check_positive("batch", batch, "a batch size")
-    return 2.0 * float(model["active_params"]) * prompt_tokens * batch

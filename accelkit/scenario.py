@@ -22,7 +22,7 @@ from urllib.parse import parse_qs
 from . import units
 from ._validate import suggest
 from .errors import ScenarioError
-from .vocabulary import FRAMEWORKS
+from .vocabulary import FRAMEWORKS, WORKLOADS
 from .errors import short_repr as _short
 from .scenario_fields import _choice, _device_names, _model_name, _num, _text, _text_list, _vendor_names, _weights
 
@@ -31,7 +31,6 @@ __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLO
 
 #: plausibility bounds that catch a typo: counts up to a million, rates up to a billion per second
 _MAX_COUNT, _MAX_RATE = 1e6, 1e9
-WORKLOADS = ("training", "fine-tuning", "inference")
 DEPLOYMENTS = ("cloud", "on-prem", "edge")
 PRECISIONS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
 SEGMENTS = ("datacenter", "workstation", "edge", "consumer")

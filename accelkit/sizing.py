@@ -14,10 +14,10 @@ import pandas as pd
 from . import demand, llm, memory, units
 from .catalog import memory_bytes, peak_flops
 from .models import find_model, kv_elements_per_token
+from .vocabulary import TRAINING_WORKLOADS
 
 __all__ = ["edge_fit", "frame_flops", "model_of", "compute_need", "memory_need", "memory_split", "min_devices_for_memory", "per_device", "TRAINING_WORKLOADS"]
 
-TRAINING_WORKLOADS = ("training", "fine-tuning")
 # the columns a per-device training layout may carry (accelkit.configsearch)
 _LAYOUT_COLUMNS = ("zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel", "micro_batch_size", "recompute")
 

@@ -31,7 +31,7 @@ References
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -316,8 +316,3 @@ def compare(options, horizon_months=36, discount_rate_per_year=0.0, work_units=N
     if work_units is not None:
         table["usd_per_unit"] = table["total_usd"] / work_units
     return table
-
-
-def option_fields(option):
-    """The option's fields as a dict (for reports and scenario files)."""
-    return {f.name: getattr(option, f.name) for f in fields(option)}

@@ -107,11 +107,6 @@ def joules_to_kwh(joules):
     return joules / JOULES_PER_KWH
 
 
-def kwh_to_joules(kwh):
-    """kWh -> J."""
-    return kwh * JOULES_PER_KWH
-
-
 def watts_to_kw(watts):
     """W -> kW."""
     return watts / WATTS_PER_KW

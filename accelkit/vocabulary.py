@@ -7,7 +7,11 @@ and their default weights, and the ecosystem checklist's group weights.
 
 from __future__ import annotations
 
-__all__ = ["MATMUL_DTYPES", "FRAMEWORKS", "DECISION_CRITERIA", "DECISION_WEIGHTS", "ECOSYSTEM_WEIGHTS"]
+__all__ = ["WORKLOADS", "TRAINING_WORKLOADS", "MATMUL_DTYPES", "FRAMEWORKS", "DECISION_CRITERIA", "DECISION_WEIGHTS", "ECOSYSTEM_WEIGHTS"]
+
+#: what a scenario runs; the first two train (every weight, or adapters) and size by days
+WORKLOADS = ("training", "fine-tuning", "inference")
+TRAINING_WORKLOADS = WORKLOADS[:2]
 
 #: matmul formats the probes measure and a probe result can calibrate
 MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")

@@ -37,7 +37,6 @@ References
 
 from __future__ import annotations
 
-import math
 import statistics
 
 import numpy as np
@@ -45,6 +44,7 @@ import pandas as pd
 
 from ..local.devices import import_torch, resolve_device
 from .._validate import check_choice, check_integer
+from ..projection.validation import geometric_mean_error  # noqa: F401 (one home; named here for the CLI)
 from ._base import _check_fraction, _cleanup, _guard, _Skipped
 from .timing import measure_seconds
 
@@ -278,12 +278,6 @@ def llm_probe(model="Llama-2 7B", device=None, batch_sizes=(1, 8, 32), input_tok
         frame["ratio_kernels"] = frame["projected_kernels"] / frame["measured"]
         frame["inside_range"] = frame["measured"].between(frame["projected_low"], frame["projected_high"])
     return frame
-
-
-def geometric_mean_error(ratio):
-    """``exp(mean |ln ratio|) - 1`` [fraction], the validation's error measure."""
-    r = np.asarray(ratio, dtype=float)
-    return float(math.exp(np.mean(np.abs(np.log(r[np.isfinite(r)])))) - 1.0)
 
 
 # --- results files ------------------------------------------------------------------

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .. import units
+from ..vocabulary import TRAINING_WORKLOADS as _TRAINING
 from .ceilings import catalog_or_default, ceilings_for
 from .inference import inference
 from .layouts import step_sequences
@@ -36,7 +37,6 @@ __all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_mo
 
 #: what one unit of work is, per workload kind
 WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames"}
-_TRAINING = ("training", "fine-tuning")
 
 
 def workload_kind(scenario):

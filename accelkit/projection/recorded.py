@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .validation import _gm_error, summary
+from .validation import geometric_mean_error, summary
 
 __all__ = ["CASE_TOLERANCE", "POINT", "record", "write_record", "load_record", "case_failures",
            "summary_failures", "readme_failures", "failures"]
@@ -48,7 +48,7 @@ def record(results):
     number of cases, the geometric-mean error and the geometric-mean ratio."""
     ratios = results[["case_id", "category", "ratio"]].copy()
     groups = [("all", results)] + [(c, g) for c, g in results.groupby("category", sort=True)]
-    cats = pd.DataFrame([{"category": c, "cases": len(g), "gm_error": _gm_error(g["ratio"]),
+    cats = pd.DataFrame([{"category": c, "cases": len(g), "gm_error": geometric_mean_error(g["ratio"]),
                           "gm_ratio": _gm_ratio(g["ratio"])} for c, g in groups])
     return ratios, cats
 

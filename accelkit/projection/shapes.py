@@ -330,7 +330,9 @@ def custom_shape(scenario):
     if not scenario.params:
         raise ValueError("params must be given (a number of parameters > 0) when model is 'custom'")
     layers, width = getattr(scenario, "n_layers", None), getattr(scenario, "d_model", None)
-    if scenario.workload in ("training", "fine-tuning") and layers is None and width is None:
+    from ..vocabulary import TRAINING_WORKLOADS
+
+    if scenario.workload in TRAINING_WORKLOADS and layers is None and width is None:
         return None
     return custom_decoder(scenario.params, layers, width)
 

@@ -27,7 +27,7 @@ from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
 
-__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case",
+__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case", "geometric_mean_error",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
@@ -222,7 +222,9 @@ def validate(path=None, **constant_overrides):
     return out
 
 
-def _gm_error(ratios):
+def geometric_mean_error(ratios):
+    """``exp(mean |ln ratio|) − 1`` [fraction] over the finite positive ratios: the validation's
+    error measure (a ratio of 2 and one of 1/2 are the same error); NaN for none."""
     r = np.asarray(ratios, dtype=float)
     r = r[np.isfinite(r) & (r > 0)]
     return float(np.exp(np.mean(np.abs(np.log(r)))) - 1.0) if r.size else np.nan
@@ -238,9 +240,9 @@ def summary(results):
         worst = ok.loc[np.abs(np.log(ok["ratio"])).idxmax()] if len(ok) else None
         rows.append({
             "category": name, "cases": len(g), "projected": len(ok),
-            "gm_error": _gm_error(ok["ratio"]),
-            "gm_error_fit": _gm_error(ok.loc[ok["split"] == "fit", "ratio"]),
-            "gm_error_holdout": _gm_error(ok.loc[ok["split"] == "holdout", "ratio"]),
+            "gm_error": geometric_mean_error(ok["ratio"]),
+            "gm_error_fit": geometric_mean_error(ok.loc[ok["split"] == "fit", "ratio"]),
+            "gm_error_holdout": geometric_mean_error(ok.loc[ok["split"] == "holdout", "ratio"]),
             "median_ratio": float(ok["ratio"].median()) if len(ok) else np.nan,
             "worst_case": worst["case_id"] if worst is not None else "",
             "worst_ratio": float(worst["ratio"]) if worst is not None else np.nan,
@@ -323,7 +325,7 @@ ERROR_CONSTANTS = {
 
 def model_errors(results):
     """The geometric-mean error of each group of categories (the ranges' model term)."""
-    return {name: _gm_error(results.loc[results["category"].isin(cats), "ratio"])
+    return {name: geometric_mean_error(results.loc[results["category"].isin(cats), "ratio"])
             for name, cats in ERROR_CONSTANTS.items()}
 
 

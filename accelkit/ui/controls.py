@@ -57,16 +57,6 @@ def slider(description, value, low, high, step, unit="", tooltip="", readout_for
     return control
 
 
-def log_slider(description, value, low_exp, high_exp, unit="", tooltip="", width="380px"):
-    label = f"{description} [{unit}]" if unit else description
-    control = W.FloatLogSlider(
-        value=value, base=10, min=low_exp, max=high_exp, step=0.05, description=label, style=STYLE,
-        readout_format=".3g", continuous_update=False, layout=W.Layout(width=width),
-    )
-    control.tooltip = tooltip or label
-    return control
-
-
 def precision_picker(value="bf16", options=None, description="precision"):
     options = list(options or PRECISION_COLUMNS)
     # a scenario from another chapter may carry a format this chapter does not offer

@@ -78,7 +78,7 @@ class ValidationPanel(Panel):
             f"chapter uses. Over all of them the projection is off by {whole.loc['all', 'gm_error']:.1%} in "
             f"geometric mean; on the held-out half, which no constant was fitted to, by "
             f"{whole.loc['all', 'gm_error_holdout']:.1%}.",
-            f"Shown here: {len(shown)} case(s), {V._gm_error(shown['ratio']):.1%} geometric-mean error; the worst is "
+            f"Shown here: {len(shown)} case(s), {V.geometric_mean_error(shown['ratio']):.1%} geometric-mean error; the worst is "
             f"{worst['case_id']} ({worst['device']}, {worst['model']}): projected {worst['ratio']:.2f}× the measured "
             "speed.",
             f"Where the efficiencies come from: published matmul, memory-bandwidth and all-reduce measurements "
@@ -111,7 +111,7 @@ class ValidationPanel(Panel):
             summary.append(
                 f"And on a GPU of our own: {len(local)} decode and prefill times measured with accelkit probe --llm "
                 f"on {', '.join(sorted(set(local['device'])))} ({', '.join(sorted(set(local['model'])))}), projected "
-                f"by the same engine: {V._gm_error(local['ratio']):.1%} geometric-mean error, "
+                f"by the same engine: {V.geometric_mean_error(local['ratio']):.1%} geometric-mean error, "
                 f"{int(local['inside_range'].sum())} of {len(local)} inside the projected range (table below).")
         own = pd.DataFrame({
             "device": local["device"], "model": local["model"],
@@ -189,7 +189,7 @@ class ValidationPanel(Panel):
         lines.append(f"cases shown: {len(shown)}")
         local = self.result["local"]
         lines.append(f"own-GPU checks: {len(local)}, {int(local['inside_range'].sum())} inside the range, "
-                     f"error {V._gm_error(local['ratio']):.3f}")
+                     f"error {V.geometric_mean_error(local['ratio']):.3f}")
         trained = self.result["trained"]
         lines.append(f"own-GPU training steps: {len(trained)}, {int(trained['inside_range'].sum())} inside the range")
         return "\n".join(lines)
