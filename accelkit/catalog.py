@@ -34,7 +34,7 @@ __all__ = [
     "names",
     "data_path",
     "peak_flops",
-    "memory_bandwidth",
+    "datasheet_memory_bandwidth",
     "memory_bytes",
     "int8_dense_estimate",
     "PRECISION_COLUMNS",
@@ -355,8 +355,9 @@ def peak_flops(catalog, precision):
     return units.tflops_to_flops(catalog[PRECISION_COLUMNS[precision]].astype(float))
 
 
-def memory_bandwidth(catalog):
-    """Peak device-memory bandwidth of each device, in bytes/s."""
+def datasheet_memory_bandwidth(catalog):
+    """Datasheet (peak) device-memory bandwidth of each device [bytes/s]; what a kernel reaches is
+    :func:`accelkit.projection.memory_bandwidth` (achievable)."""
     return units.gbs_to_bytes_per_s(catalog["memory_bw_gbs"].astype(float))
 
 

@@ -67,7 +67,7 @@ def test_prefill_is_compute_bound_on_every_device(catalog):
 
 def test_catalog_roofline_covers_every_device_and_workload(catalog):
     peak = cat.peak_flops(catalog, "bf16")
-    bw = cat.memory_bandwidth(catalog)
+    bw = cat.datasheet_memory_bandwidth(catalog)
     workloads = np.array([1.0, 10.0, 100.0, 1000.0])
     table = roofline.catalog_roofline(peak, bw, workloads, catalog["name"], ["a", "b", "c", "d"])
     assert len(table) == len(catalog) * 4
@@ -80,7 +80,7 @@ def test_catalog_roofline_covers_every_device_and_workload(catalog):
 
 def test_series_in_series_out(catalog):
     peak = cat.peak_flops(catalog, "bf16").dropna()
-    bw = cat.memory_bandwidth(catalog)[peak.index]
+    bw = cat.datasheet_memory_bandwidth(catalog)[peak.index]
     ridge = roofline.ridge_point(peak, bw)
     assert isinstance(ridge, pd.Series) and ridge.index.equals(peak.index)
     assert isinstance(roofline.bound(peak, bw, 100.0), pd.Series)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from .. import claims, plots, projection, roofline, sizing, units
-from ..catalog import load_catalog, memory_bandwidth, peak_flops
+from ..catalog import datasheet_memory_bandwidth, load_catalog, peak_flops
 from ..kernels import kernel_workloads
 from . import controls as C
 from ._base import CSS, Panel, table_html
@@ -65,7 +65,7 @@ class RooflinePanel(Panel):
             raise ValueError(f"BERT sequence length must be a number of tokens >= 1; got {c['bert_seq_len']}")
         chosen = self.catalog[self.catalog["name"].isin(c["devices"])].copy()
         chosen["peak_flops"] = peak_flops(chosen, s.precision)
-        chosen["bandwidth"] = memory_bandwidth(chosen)
+        chosen["bandwidth"] = datasheet_memory_bandwidth(chosen)
         measurements = self.measurements.when(self.controls["use_measurements"].value)
         if s.precision in projection.COMPUTE_PRECISIONS:
             mm = projection.matmul_flops(list(chosen["name"]), s.precision, self.catalog, measurements, True)
