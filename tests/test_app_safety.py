@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("ipywidgets")
 import ipywidgets as W  # noqa: E402
 
 from accelkit import monitor as M  # noqa: E402

@@ -143,7 +143,7 @@ def test_bad_link_values_give_a_message_naming_the_field(query, field):
 
 @pytest.mark.slow
 def test_bad_link_opens_the_decision_tab_with_a_message(monkeypatch):
-    pytest.importorskip("ipywidgets")
+    import ipywidgets  # noqa: F401 (required: a missing one fails, never skips)
     from accelkit.ui.app import App
 
     monkeypatch.setenv("QUERY_STRING", 'weights={"zzz":5}&tab=decision')

@@ -69,7 +69,9 @@ def test_gpu_training_step_stays_below_the_datasheet_peak(torch):
     if not name:
         pytest.skip(f"{torch.cuda.get_device_name(0)} is not in the catalogue")
     frame = T.training_probe("GPT-2 small", "cuda:0", [4], 1024, 4, "bf16", catalog_device=name, budget_s=0.5)
-    assert 0.02 < frame["mfu"].iloc[0] < 1.0, frame.to_string()
+    # our H200 run of the same model in eager PyTorch (data/probe_results/train/h200-gpt2-small.json):
+    # MFU 0.19-0.21 at micro-batch 8-32; micro-batch 4 on any datacenter GPU should sit within 3x of that
+    assert 0.06 < frame["mfu"].iloc[0] < 0.6, frame.to_string()
 
 
 # --- the shipped measurements of a real GPU (data/probe_results/train/) --------------------

@@ -22,7 +22,7 @@ def scenario(request):
 
 
 def test_frame_time_agrees_across_edge_chapter_decision_and_engine(scenario):
-    pytest.importorskip("ipywidgets")
+    import ipywidgets  # noqa: F401 (required: a missing one fails, never skips)
     from accelkit.ui.edge import EdgePanel
 
     catalog = load_catalog()
