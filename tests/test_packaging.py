@@ -58,7 +58,9 @@ def test_environment_yml_lists_the_same_runtime_dependencies_as_pyproject(root):
 @pytest.mark.slow
 def test_wheel_ships_the_catalogue_and_notebooks(root, tmp_path):
     out = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)],
+        # offline: no build isolation (hatchling comes with the test extra), no index
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index", "-q", "-w",
+         str(tmp_path), str(root)],
         capture_output=True, text=True,
     )
     assert out.returncode == 0, out.stderr[-2000:]
