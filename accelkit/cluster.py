@@ -17,7 +17,7 @@ from . import memory, units
 from .catalog import peak_flops
 from .sizing import model_of
 
-__all__ = ["cluster_step", "cluster_scaling", "accumulation_sweep"]
+__all__ = ["cluster_step", "cluster_scaling", "accumulation_sweep", "cluster_footprint"]
 
 
 def cluster_step(scenario, device, n_devices, micro_batch, accumulation_steps=1, devices_per_node=8,
@@ -183,3 +183,43 @@ def accumulation_sweep(scenario, device, n_devices, global_batch, steps=(1, 2, 4
     out = out.rename(columns={"micro_batch_size": "micro_batch"})
     out["activations_gb"] = act / units.GIGA
     return out[columns]
+
+
+def cluster_footprint(scenario, device, step, node_overhead_w):
+    """Memory per device and the energy of a training run on a cluster (from :func:`cluster_step`).
+
+    Parameters
+    ----------
+    scenario : Scenario
+        Precision, ZeRO stage, ``n_devices``, ``pue`` and ``electricity_usd_per_kwh`` are used.
+    device : pandas.Series
+        A catalogue row (``memory_gb``, ``tdp_w``).
+    step : dict
+        :func:`cluster_step` of the same run (``activations_gb``, ``n_nodes``, ``days``).
+    node_overhead_w : float
+        Power of one server beyond its accelerators (CPUs, NICs, fans) [W].
+
+    Returns
+    -------
+    dict
+        ``state_gb`` (model state per device: weights, gradients and Adam moments under the
+        scenario's ZeRO stage, :func:`accelkit.memory.training_bytes`), ``per_device_gb``
+        (state + activations), ``usable_gb`` (:func:`accelkit.memory.usable_bytes`), ``fits``,
+        ``it_w`` (devices at TDP + servers' overhead), ``facility_w`` (× PUE), ``job_hours``,
+        ``kwh`` and ``electricity_usd``. Reference: The Green Grid, PUE (WP#49, 2012).
+    """
+    s = scenario
+    m = model_of(s)
+    state = units.bytes_to_gb(memory.training_bytes(
+        m["params"], "mixed" if s.precision in ("bf16", "fp16", "fp8") else s.precision, "adam", s.zero_stage,
+        s.n_devices))
+    per_device = state + step["activations_gb"]
+    mem = device["memory_gb"]
+    usable = units.bytes_to_gb(memory.usable_bytes(units.gb_to_bytes(mem))) if mem == mem else np.nan
+    it_w = s.n_devices * device["tdp_w"] + step["n_nodes"] * node_overhead_w
+    facility_w = it_w * s.pue
+    job_hours = step["days"] * units.HOURS_PER_DAY
+    kwh = units.watts_to_kw(facility_w) * job_hours
+    return {"state_gb": state, "per_device_gb": per_device, "usable_gb": usable, "fits": bool(per_device <= usable),
+            "it_w": it_w, "facility_w": facility_w, "job_hours": job_hours, "kwh": kwh,
+            "electricity_usd": kwh * s.electricity_usd_per_kwh}

@@ -152,3 +152,21 @@ def test_accumulation_splits_are_the_cluster_step_of_each_split():
         for column in ("step_s", "efficiency", "activations_gb"):
             assert split[column] == pytest.approx(step[column], rel=1e-12), (
                 f"{split['accumulation_steps']} micro-batches: the sweep's {column} differs from the cluster step's")
+
+
+def test_cluster_footprint_hand_worked():
+    """8 × H100 SXM (700 W) in one server with 2 kW of host overhead at PUE 1.2 for a 2-day run:
+    IT load 7.6 kW, 9.12 kW at the meter, 437.76 kWh; state from memory.training_bytes."""
+    from accelkit import memory, units
+
+    catalog = load_catalog()
+    device = catalog.set_index("name").loc["H100 SXM"].copy()
+    device["name"] = "H100 SXM"
+    s = Scenario(model="Llama-2 7B", n_devices=8, zero_stage=1, pue=1.2, electricity_usd_per_kwh=0.1)
+    step = {"activations_gb": 10.0, "n_nodes": 1, "days": 2.0}
+    f = cluster.cluster_footprint(s, device, step, node_overhead_w=2000.0)
+    assert f["it_w"] == pytest.approx(8 * 700 + 2000) and f["facility_w"] == pytest.approx(7600 * 1.2)
+    assert f["kwh"] == pytest.approx(9.12 * 48) and f["electricity_usd"] == pytest.approx(9.12 * 48 * 0.1)
+    state = memory.training_bytes(sizing.model_of(s)["params"], "mixed", "adam", 1, 8) / units.GIGA
+    assert f["state_gb"] == pytest.approx(state) and f["per_device_gb"] == pytest.approx(state + 10.0)
+    assert f["fits"] == (f["per_device_gb"] <= f["usable_gb"])

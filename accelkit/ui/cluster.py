@@ -6,7 +6,7 @@ import ipywidgets as W
 import numpy as np
 import pandas as pd
 
-from .. import cluster, memory, plots, sizing, units
+from .. import cluster, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
 from . import controls as C
 from ._base import CSS, Panel, range_text, table_html
@@ -117,14 +117,9 @@ class ClusterPanel(Panel):
                                         network_gbps=network, overlap=c["overlap"], intra_gbs=intra)
 
         m = sizing.model_of(s)
-        state = memory.training_bytes(m["params"], "mixed" if s.precision in ("bf16", "fp16", "fp8") else s.precision,
-                                      "adam", s.zero_stage, s.n_devices) / _B
-        per_device_gb = state + step["activations_gb"]
-        usable = memory.usable_bytes(device["memory_gb"] * _B) / _B if device["memory_gb"] == device["memory_gb"] else np.nan
-        it_w = s.n_devices * device["tdp_w"] + step["n_nodes"] * c["node_overhead_w"]
-        facility_w = it_w * s.pue
-        job_hours = step["days"] * units.HOURS_PER_DAY
-        kwh = units.watts_to_kw(facility_w) * job_hours
+        foot = cluster.cluster_footprint(s, device, step, c["node_overhead_w"])
+        state, per_device_gb, usable = foot["state_gb"], foot["per_device_gb"], foot["usable_gb"]
+        it_w, facility_w, kwh = foot["it_w"], foot["facility_w"], foot["kwh"]
         summary = [
             f"{s.n_devices} × {device['name']} in {step['n_nodes']} server(s): a step of {step['global_batch']} sequences "
             f"× {s.seq_len} tokens computes for {step['compute_s']:.2f} s and all-reduces {m['params'] * 2 / _B:,.1f} GB "
@@ -136,7 +131,7 @@ class ClusterPanel(Panel):
             f"(efficiency source: {step['matmul_source']}).",
             f"Memory per device: {state:,.1f} GB of model state (ZeRO-{s.zero_stage}) + {step['activations_gb']:,.1f} GB "
             f"of activations for a micro-batch of {c['micro_batch']} = {per_device_gb:,.1f} GB of "
-            f"{usable:,.0f} GB usable -- {'fits' if per_device_gb <= usable else 'does NOT fit: raise the ZeRO stage or accumulate smaller micro-batches'}.",
+            f"{usable:,.0f} GB usable -- {'fits' if foot['fits'] else 'does NOT fit: raise the ZeRO stage or accumulate smaller micro-batches'}.",
         ]
         if note:
             summary.insert(0, note)
@@ -154,7 +149,7 @@ class ClusterPanel(Panel):
         summary.append(
             f"Power: {units.watts_to_kw(it_w):,.1f} kW of IT load, {units.watts_to_kw(facility_w):,.1f} kW at the meter with PUE {s.pue:g} "
             f"({units.watts_to_kw(facility_w - it_w):,.1f} kW for cooling and the hall); the job uses {kwh:,.0f} kWh "
-            f"(${kwh * s.electricity_usd_per_kwh:,.0f}). The source text's liquid-cooled cluster targets PUE below 1.2."
+            f"(${foot['electricity_usd']:,.0f}). The source text's liquid-cooled cluster targets PUE below 1.2."
         )
         step_table = pd.DataFrame([{
             "devices": s.n_devices, "servers": step["n_nodes"], "global batch": step["global_batch"],
@@ -163,7 +158,7 @@ class ClusterPanel(Panel):
         }])
         power = pd.DataFrame([{"IT load [kW]": units.watts_to_kw(it_w), "at the meter [kW]": units.watts_to_kw(facility_w),
                                "cooling and hall [kW]": units.watts_to_kw(facility_w - it_w), "job energy [kWh]": kwh,
-                               "electricity [USD]": kwh * s.electricity_usd_per_kwh}])
+                               "electricity [USD]": foot["electricity_usd"]}])
         return {
             "step": step, "curves": curves, "accumulation": acc, "memory_gb": per_device_gb, "usable_gb": usable,
             "kwh": kwh, "summary": summary,
