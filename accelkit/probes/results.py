@@ -29,7 +29,8 @@ import pandas as pd
 
 from ..projection.calibration import calibration  # noqa: F401 (re-exported: probes.calibration)
 from ..vocabulary import MATMUL_DTYPES
-from ..units import GIGA, KILO, MEGA, MILLI, PETA, TERA, s_to_ms, seconds_to_us
+from ..numbers import SI_PREFIXES
+from ..units import MILLI, PETA, s_to_ms, seconds_to_us
 
 __all__ = ["COLUMNS", "MATMUL_DTYPES", "PRECISION_MODES", "RESULTS_FORMAT", "RESULTS_VERSION", "save_results",
            "results_json", "load_results", "results_from_text", "example_results", "load_example_results", "calibration", "calibrated_utilization",
@@ -255,7 +256,8 @@ def precision_table(results):
 
 # --- display ------------------------------------------------------------------------
 
-_PREFIXES = [(PETA, "P"), (TERA, "T"), (GIGA, "G"), (MEGA, "M"), (KILO, "k"), (1.0, "")]
+# the one prefix table (accelkit.numbers), up to P as measured rates need
+_PREFIXES = [(scale, prefix) for scale, prefix in SI_PREFIXES if scale <= PETA]
 
 
 def format_value(value, unit):
