@@ -8,13 +8,20 @@ import pandas as pd
 
 from .. import cluster, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
+from ..numbers import people
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, range_text, table_html
 
 __all__ = ["ClusterPanel"]
 
 _B = units.GIGA
 _COUNTS = tuple(2**k for k in range(13))  # 1 ... 4096 devices
+
+#: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
+TERMS = ("MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3", "all-reduce", "micro-batch", "gradient accumulation",
+         "global batch", "scaling efficiency", "data parallel", "activations", "PUE", "NVLink", "PCIe", "InfiniBand",
+         "tokens/s", "bf16", "FSDP", "tensor parallel", "pipeline parallel", "HBM")
 
 
 class ClusterPanel(Panel):
@@ -55,7 +62,7 @@ class ClusterPanel(Panel):
             "micro_batch": C.integer("micro-batch", micro, "sequences/device", width="290px"),
             "accumulation_steps": C.integer("accumulation", accumulation_steps, "steps", width="220px"),
             "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px"),
-            "pue": C.number("PUE", s.pue, "", width="150px", tooltip=C.GLOSSARY["pue"]),
+            "pue": C.number("PUE", s.pue, "", width="150px", tooltip=T.glossary.define("PUE", long=True)),
             "node_overhead_w": C.number("server overhead", node_overhead_w, "W per server", width="280px",
                                         tooltip="CPUs, NICs, fans and storage of each server, on top of the accelerators"),
             "electricity_usd_per_kwh": C.number("electricity", s.electricity_usd_per_kwh, "USD/kWh", width="230px"),
@@ -64,7 +71,11 @@ class ClusterPanel(Panel):
         self.bind_same("model", "seq_len", "precision", "n_devices", "zero_stage", "pue",
                      "electricity_usd_per_kwh")
         C.mfu_bindings(self)
+        self.words = T.WordsBox(TERMS)
         self.start()
+
+    def render(self, result):
+        self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
@@ -76,7 +87,7 @@ class ClusterPanel(Panel):
             C.group("Power", [c["pue"], c["node_overhead_w"], c["electricity_usd_per_kwh"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, t["step"], f["scaling"], f["accumulation"],
-                       t["power"], self.save_box()])
+                       t["power"], self.words.widget, self.save_box()])
 
     def compute(self):
         from ..projection.training import TRAIN_PRECISIONS
@@ -126,7 +137,7 @@ class ClusterPanel(Panel):
             f"of gradients in {step['comm_total_s']:.3f} s (inside servers at {step['intra_bw'] / _B:,.0f} GB/s, between them "
             f"at {step['inter_bw'] / _B:,.1f} GB/s per device), {step['comm_s']:.3f} s of it left exposed after the "
             f"overlap with the backward pass. Scaling efficiency: {step['efficiency']:.0%}.",
-            f"{s.tokens:.3g} tokens take {range_text(step['days'], step['days_low'], step['days_high'], '{:,.1f}')} days "
+            f"{people(s.tokens, 'tokens')} take {range_text(step['days'], step['days_low'], step['days_high'], '{:,.1f}')} days "
             f"at {step['tokens_per_s']:,.0f} tokens/s, a projected MFU of {step['mfu']:.0%} "
             f"(efficiency source: {step['matmul_source']}).",
             f"Memory per device: {state:,.1f} GB of model state (ZeRO-{s.zero_stage}) + {step['activations_gb']:,.1f} GB "

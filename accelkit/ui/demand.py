@@ -10,7 +10,9 @@ import ipywidgets as W
 from .. import demand, plots, sizing, units
 from ..catalog import load_catalog
 from ..memory import usable_bytes
+from ..numbers import people, people_format
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, error_html, range_text, table_html
 from .files import FilePicker
 from .measurements import ProbeMeasurements
@@ -19,6 +21,11 @@ __all__ = ["DemandPanel"]
 
 
 _B = units.GIGA
+
+#: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
+TERMS = ("FLOP", "TFLOP/s", "MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3", "device-hours", "on demand",
+         "tokens", "parameters", "batch", "sequence length", "KV cache", "activations", "Adam",
+         "bf16", "fp8", "int8", "TTFT", "TPOT", "concurrency", "headroom", "right-sizing")
 
 
 class DemandPanel(Panel):
@@ -79,6 +86,7 @@ class DemandPanel(Panel):
                                        "GPUs really do", layout=W.Layout(width="200px")),
         }
         self.measured_controls["button"].on_click(lambda _b: self.use_measured())
+        self.words = T.WordsBox(TERMS)
         self.watch()
         if str(measured_demand).strip():
             self.use_measured(str(measured_demand).strip())
@@ -136,7 +144,7 @@ class DemandPanel(Panel):
         measured = W.HBox([self.measured_picker.widget, self.measured_controls["button"]],
                           layout=W.Layout(flex_flow="row wrap", gap="4px 16px"))
         return W.VBox([W.HTML(CSS), boxes, measured, self.message, self.summary, f["devices"], t["devices"], f["memory"],
-                       f["seed"], t["seed"], self.save_box()])
+                       f["seed"], t["seed"], self.words.widget, self.save_box()])
 
     def compute(self):
         s = self.scenario
@@ -157,7 +165,8 @@ class DemandPanel(Panel):
         summary = []
         if training:
             summary.append(
-                f"{s.workload.capitalize()} {model['name']} on {s.tokens:.3g} tokens costs {need['total_flops']:.3g} FLOP "
+                f"{s.workload.capitalize()} {model['name']} on {people(s.tokens, 'tokens')} costs "
+                f"{people(need['total_flops'], 'FLOP')} "
                 f"({need['rule']}). Finishing in {s.time_target_days:g} days needs a sustained "
                 f"{rate / units.TERA:,.1f} TFLOP/s."
             )
@@ -219,9 +228,9 @@ class DemandPanel(Panel):
         seed = demand.seed_claim_check(c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                        c["seed_tokens_per_sample"])
         summary.append(
-            f"The source text's rule (params × 3 × batch × it/s) gives {seed.loc[1, 'flops_per_s']:.3g} FLOP/s for its "
+            f"The source text's rule (params × 3 × batch × it/s) gives {people(seed.loc[1, 'flops_per_s'], 'FLOP/s')} for its "
             f"example, {seed.loc[1, 'ratio_to_claim']:.2g}× its claimed 100 TFLOPS; 6·N per token with "
-            f"{c['seed_tokens_per_sample']} tokens per sample gives {seed.loc[3, 'flops_per_s'] / units.TERA:.3g} TFLOP/s."
+            f"{c['seed_tokens_per_sample']} tokens per sample gives {people(seed.loc[3, 'flops_per_s'] / units.TERA)} TFLOP/s."
         )
 
         parts = {k: mem[k] / units.GIGA for k in ("weights", "gradients", "optimizer", "activations", "kv_cache")}
@@ -258,9 +267,10 @@ class DemandPanel(Panel):
         names += ["for the target", "for memory", "devices needed", "device-hours", "rent [USD]", "efficiency source"]
         shown = shown.sort_values("devices_needed")[cols]
         shown.columns = names
+        # counts and money may be infinite (a model that never fits): 'does not fit', never 'inf'
         fmt = {f"{s.precision} peak [TFLOP/s]": "{:,.1f}".format, "MFU": "{:.0%}".format,
-               "for the target": "{:,.0f}".format, "for memory": "{:,.0f}".format,
-               "devices needed": "{:,.0f}".format, "device-hours": "{:,.0f}".format, "rent [USD]": "{:,.0f}".format}
+               "for the target": people_format(), "for memory": people_format(),
+               "devices needed": people_format(), "device-hours": people_format(), "rent [USD]": people_format()}
         seed_shown = seed.assign(tflops=seed["flops_per_s"] / units.TERA)[["method", "tflops", "ratio_to_claim", "explanation"]]
         seed_shown.columns = ["method", "TFLOP/s", "× the claim", "why"]
         return {
@@ -273,9 +283,12 @@ class DemandPanel(Panel):
             },
             "tables": {
                 "devices": table_html(shown, fmt),
-                "seed": table_html(seed_shown, {"TFLOP/s": "{:.3g}".format, "× the claim": "{:.3g}".format}),
+                "seed": table_html(seed_shown, {"TFLOP/s": people_format(), "× the claim": people_format()}),
             },
         }
+
+    def render(self, result):
+        self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def _lesson(self, known, rate):
         """The source text's '8 × A100 at under 30 %' story, with this scenario's numbers."""

@@ -7,9 +7,15 @@ import ipywidgets as W
 from .. import claims, plots, sizing, units
 from ..catalog import load_catalog
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, table_html
 
 __all__ = ["EdgePanel"]
+
+#: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
+TERMS = ("fps", "int8", "fp16", "dense", "2:4 sparsity", "sparse", "DLA", "NPU",
+         "latency target", "power envelope", "TDP", "TOPS", "T(FL)OP/s", "MFU", "quantisation", "batch",
+         "memory bandwidth")
 
 
 class EdgePanel(Panel):
@@ -52,7 +58,11 @@ class EdgePanel(Panel):
         C.mfu_bindings(self)
         self.bind("power_w", "power_envelope_w")
         self.bind("budget_usd", "budget_usd")
+        self.words = T.WordsBox(TERMS)
         self.start()
+
+    def render(self, result):
+        self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
@@ -62,7 +72,7 @@ class EdgePanel(Panel):
             C.group("Targets", [c["latency_ms"], c["power_w"], c["budget_usd"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
-                       W.HTML("<h4>The source text's edge table</h4>"), t["claims"], self.save_box()])
+                       W.HTML("<h4>The source text's edge table</h4>"), t["claims"], self.words.widget, self.save_box()])
 
     def compute(self):
         s = self.scenario

@@ -8,9 +8,16 @@ import numpy as np
 from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, table_html
 
 __all__ = ["EnergyPanel", "TCOPanel"]
+
+#: the words of these panels explained on tap (each a term or alias in data/glossary.csv)
+ENERGY_TERMS = ("PUE", "TDP", "CO2e", "MFU", "T(FL)OP/s", "TFLOP/s", "achievable matmul rate", "dense",
+                "device-hours", "int8", "bf16", "fp8")
+TCO_TERMS = ("TCO", "break-even", "pays for itself", "discount rate", "on demand", "utilisation", "fps",
+             "latency target", "int8", "DLA", "TDP")
 
 
 class EnergyPanel(Panel):
@@ -28,7 +35,7 @@ class EnergyPanel(Panel):
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
             "segments": C.multi_choice("segment", ["datacenter", "workstation", "edge", "consumer"], s.segments, rows=4),
             **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
-            "pue": C.number("PUE", s.pue, "", width="150px", tooltip=C.GLOSSARY["pue"]),
+            "pue": C.number("PUE", s.pue, "", width="150px", tooltip=T.glossary.define("PUE", long=True)),
             "grid_kg_per_kwh": C.number("grid intensity", grid_kg_per_kwh, "kg CO2e/kWh", width="290px",
                                         tooltip="carbon intensity of the electricity; ~0.02 (hydro/nuclear) to ~0.8 (coal)"),
             "devices": C.device_picker(self.catalog, devices),
@@ -36,7 +43,11 @@ class EnergyPanel(Panel):
         self.bind_same("precision", "pue")
         C.mfu_bindings(self)
         self.bind_list("segments", "devices")
+        self.words = T.WordsBox(ENERGY_TERMS)
         self.start()
+
+    def render(self, result):
+        self.summary.value = T.summary_html(result["summary"], ENERGY_TERMS)
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
@@ -45,7 +56,7 @@ class EnergyPanel(Panel):
             C.group("Your job", [c["devices"], c["pue"], c["grid_kg_per_kwh"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["efficiency"], t["claims"],
-                       f["job_energy"], t["job_energy"]])
+                       f["job_energy"], t["job_energy"], self.words.widget])
 
     def compute(self):
         s = self.scenario
@@ -157,7 +168,8 @@ class TCOPanel(Panel):
             "streams": C.integer("streams", s.streams, "cameras", width="200px"),
             "frames_per_s": C.number("frame rate", s.frames_per_s, "fps", width="180px"),
             "model": C.model_picker(model, include_custom=False, kinds=["cnn", "vit"]),
-            "utilization": C.slider("utilisation", utilization, 0.05, 1.0, 0.05, tooltip=C.GLOSSARY["mfu"]),
+            "utilization": C.slider("utilisation", utilization, 0.05, 1.0, 0.05,
+                                    tooltip=T.glossary.define("MFU", long=True)),
             "edge_device": C.choice("edge device", edges, edge_device if edge_device in edges else edges[0], width="320px"),
             "edge_unit_price_usd": C.number("edge unit price", price, "USD", width="240px",
                                             tooltip="list price per edge box (0 = not set)"),
@@ -179,7 +191,11 @@ class TCOPanel(Panel):
         self.controls["edge_device"].observe(self._bring_in_price, names="value")
         self.controls["cloud_device"].observe(self._bring_in_price, names="value")
         self.bind_same("streams", "frames_per_s", "horizon_months", "electricity_usd_per_kwh")
+        self.words = T.WordsBox(TCO_TERMS)
         self.start()
+
+    def render(self, result):
+        self.summary.value = T.summary_html(result["summary"], TCO_TERMS)
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
@@ -193,7 +209,7 @@ class TCOPanel(Panel):
                                 c["edge_overhead_ms"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["cumulative"], t["compare"],
-                       f["latency"], self.save_box()])
+                       f["latency"], self.words.widget, self.save_box()])
 
     def _bring_in_price(self, change):
         """Picking another device brings in its catalogue price (the person can still edit it)."""

@@ -10,6 +10,7 @@ import pandas as pd
 from .. import memory, plots, precision, sizing, units
 from ..catalog import find, load_catalog
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, table_html
 from .measurements import ProbeMeasurements
 
@@ -18,6 +19,12 @@ __all__ = ["PrecisionPanel", "DEFAULT_PRECISION_DEVICES"]
 DEFAULT_PRECISION_DEVICES = ("T4", "V100 SXM2 32GB", "A100 80GB SXM", "H100 SXM", "Instinct MI300X", "Gaudi 3",
                              "L4")
 _FORMATS = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4")
+
+#: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
+TERMS = ("mixed precision", "Mixed precision", "ZeRO", "ZeRO sharding", "Adam", "8-bit optimizer", "tensor cores",
+         "loss scaling", "Loss scaling", "binades", "underflow", "fp32", "tf32", "bf16", "fp16", "fp8", "int8", "int4",
+         "nvfp4", "dense", "memory-bound", "compute-bound", "KV cache", "activations", "epsilon", "mantissa", "AUC",
+         "W8A8", "W4A16", "quantisation")
 
 
 class PrecisionPanel(Panel):
@@ -43,6 +50,7 @@ class PrecisionPanel(Panel):
         self.bind("workload", "workload")
         self.bind_list("devices")
         self.measured = W.HTML()
+        self.words = T.WordsBox(TERMS)
         self.start()
 
     def layout(self):
@@ -55,7 +63,8 @@ class PrecisionPanel(Panel):
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["peaks"], f["memory"],
                        W.HTML("<h4>Guidance: which format for which job</h4>"), t["guidance"],
                        W.HTML("<h4>The formats</h4>"), t["formats"], f["loss_scaling"],
-                       W.HTML("<h4>Measured on this machine (chapter 08)</h4>"), self.measured, self.save_box()])
+                       W.HTML("<h4>Measured on this machine (chapter 08)</h4>"), self.measured, self.words.widget,
+                       self.save_box()])
 
     def compute(self):
         s = self.scenario
@@ -147,6 +156,7 @@ class PrecisionPanel(Panel):
 
     def render(self, result):
         self.measured.value = result["measured_html"]
+        self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def key_figures(self):
         if self.error:

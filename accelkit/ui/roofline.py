@@ -7,13 +7,20 @@ import ipywidgets as W
 from .. import claims, plots, projection, roofline, sizing, units
 from ..catalog import datasheet_memory_bandwidth, load_catalog, peak_flops
 from ..kernels import kernel_workloads
+from ..numbers import people
 from . import controls as C
+from . import terms as T
 from ._base import CSS, Panel, table_html
 from .measurements import ProbeMeasurements
 
 __all__ = ["RooflinePanel", "DEFAULT_ROOFLINE_DEVICES"]
 
 DEFAULT_ROOFLINE_DEVICES = ("T4", "L4", "A100 80GB SXM", "H100 SXM", "Instinct MI300X", "TPU v5e")
+
+#: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
+TERMS = ("roofline", "ridge point", "Ridge point", "arithmetic intensity", "intensity", "memory-bound", "compute-bound",
+         "memory bandwidth", "LLM decode", "LLM prefill", "decoding", "Decoding", "tensor parallel", "tokens/s",
+         "batch", "dense", "TFLOP/s", "HBM", "achievable matmul rate", "TPOT", "TTFT", "KV cache", "int8")
 
 
 class RooflinePanel(Panel):
@@ -43,6 +50,7 @@ class RooflinePanel(Panel):
         }
         self.bind_same("model", "batch_size", "seq_len", "precision")
         self.bind_list("devices")
+        self.words = T.WordsBox(TERMS)
         self.start()
 
     def layout(self):
@@ -54,7 +62,7 @@ class RooflinePanel(Panel):
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["roofline"], t["attainable"],
                        W.HTML("<h4>The source text: “T4 beats V100 at small batch for BERT inference”</h4>"),
-                       self.claim_summary, f["bert"], self.save_box()])
+                       self.claim_summary, f["bert"], self.words.widget, self.save_box()])
 
     def compute(self):
         s = self.scenario
@@ -94,7 +102,7 @@ class RooflinePanel(Panel):
                            "compute-bound on every selected device" if n_mem == 0 else
                            f"memory-bound on {n_mem} of {len(bound_on)} devices")
                 if w["workload"].startswith(("LLM decode", "LLM prefill", "forward pass")):
-                    summary.append(f"{w['workload']}: intensity {w['intensity']:.3g} FLOP/byte, {verdict}.")
+                    summary.append(f"{w['workload']}: intensity {people(w['intensity'])} FLOP/byte, {verdict}.")
             self._decode_sentence(known, summary)
         missing = sorted(set(c["devices"]) - set(known["name"]))
         if missing:
@@ -103,7 +111,7 @@ class RooflinePanel(Panel):
         pivot = table.assign(cell=[f"{a / units.TERA:,.1f} ({'mem' if b == 'memory' else 'cmp'})"
                                    for a, b in zip(table["attainable_flops"], table["bound"])])
         pivot = pivot.pivot(index="workload", columns="device", values="cell").reindex(work["workload"])
-        pivot.insert(0, "intensity [FLOP/B]", [f"{v:.3g}" for v in work["intensity"]])
+        pivot.insert(0, "intensity [FLOP/B]", [people(v) for v in work["intensity"]])
         pivot = pivot.reset_index()
         pivot.columns.name = None
 
@@ -131,6 +139,7 @@ class RooflinePanel(Panel):
 
     def render(self, result):
         self.claim_summary.value = f'<div class="ak-summary">{result["bert_verdict"]}</div>'
+        self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def _decode_sentence(self, known, summary):
         """Projected decode speed of the scenario's LLM on the devices shown (the engine's figure)."""
