@@ -82,7 +82,7 @@ def cmd_report(args):
     try:
         index = build_report(
             args.scenario, out_dir=args.out, chapters=args.chapters, force=args.force, progress=not args.quiet,
-            measured_demand=args.measured_demand,
+            measured_demand=args.measured_demand, title=args.title, pdf=args.pdf,
         )
     except ReportError as exc:
         print(f"accelkit report: {exc}", file=sys.stderr)
@@ -92,6 +92,8 @@ def cmd_report(args):
         print(f"accelkit report: {exc or 'interrupted'}; nothing written", file=sys.stderr)
         return 128 + signum
     print(f"report written: {index}")
+    if args.pdf:
+        print(f"decision page: {index.parent / 'decision-summary.pdf'}")
     return 0
 
 
@@ -336,6 +338,10 @@ def build_parser():
     rep.add_argument("--measured-demand", metavar="FILE", default=None,
                      help="size for the pace your GPUs keep now: a JSON from `accelkit monitor --json`, "
                           "an nvidia-smi CSV log, or 'example'")
+    rep.add_argument("--title", default=None, help="the report's title (default: the scenario's name, or its file's "
+                                                   "name when the scenario keeps the default name)")
+    rep.add_argument("--pdf", action="store_true", help="also write decision-summary.pdf, the decision page on one A4 "
+                                                        "page (needs Debian's chromium; nothing is downloaded)")
     rep.set_defaults(func=cmd_report)
 
     probe = sub.add_parser("probe", help="measure this machine: matmul FLOP/s, memory bandwidth, precision")

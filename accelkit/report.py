@@ -3,7 +3,8 @@
 ``build_report("examples/serve-70b-at-latency-target.yaml")`` runs every chapter with
 papermill on the scenario (``static=True``: plain figures, no widgets), converts each
 to HTML with the code hidden, and writes an index page that links them with the
-scenario and the date. Charts stay interactive (plotly.js is copied once into the
+scenario and the date, after the decision page a buyer signs (:mod:`accelkit.decision_page`;
+``pdf=True`` also prints it to ``decision-summary.pdf``, one A4 page). Charts stay interactive (plotly.js is copied once into the
 folder; nothing is fetched from the network). The ``accelkit report`` command and the
 app's "download report" button call this function.
 """
@@ -13,7 +14,6 @@ from __future__ import annotations
 import datetime as _dt
 import glob
 import html
-import json
 import os
 import re
 import shutil
@@ -23,7 +23,7 @@ from pathlib import Path
 from .report_guard import ReportError, ReportInterrupted, _children, _Lock, _Signals, _stop_kernels
 from .scenario import Scenario, ScenarioError
 
-__all__ = ["CHAPTERS", "ReportError", "ReportInterrupted", "build_report", "chapter_ids"]
+__all__ = ["CHAPTERS", "ReportError", "ReportInterrupted", "build_report", "chapter_ids", "report_title"]
 
 #: (id, notebook stem, title)
 CHAPTERS = [
@@ -152,40 +152,123 @@ _CDN_SCRIPTS = re.compile(
 )
 
 
-def _index(scenario, done, when, recommendation):
+_LABELS = {"workload": "Workload", "model": "Model", "deployment": "Deployment", "market": "Market",
+           "cloud_pricing": "Cloud price policy", "weights": "Ranking weights", "precision": "Precision",
+           "utilization": "Your own utilisation (MFU)", "target_headroom": "Speed beyond the target that counts",
+           "latency_target_ms": "Latency target (per output token or frame)"}
+_ONLY = {  # fields that bear on some scenarios only
+    "tokens": lambda s, v: s.workload != "inference", "time_target_days": lambda s, v: s.workload != "inference",
+    "zero_stage": lambda s, v: s.workload != "inference" and not s.search_configurations,
+    "finetune_method": lambda s, v: s.workload == "fine-tuning",
+    "lora_rank": lambda s, v: s.workload == "fine-tuning" and s.finetune_method != "full",
+    "latency_target_ms": lambda s, v: s.workload == "inference", "ttft_target_ms": lambda s, v: s.workload == "inference",
+    "requests_per_s": lambda s, v: s.workload == "inference" and not v["vision"],
+    "output_tokens": lambda s, v: s.workload == "inference" and not v["vision"],
+    "seq_len": lambda s, v: not v["vision"],
+    "streams": lambda s, v: s.workload == "inference" and v["vision"],
+    "frames_per_s": lambda s, v: s.workload == "inference" and v["vision"],
+    "cloud_pricing": lambda s, v: s.deployment == "cloud", "providers": lambda s, v: s.deployment == "cloud",
+    "pue": lambda s, v: s.deployment != "cloud", "electricity_usd_per_kwh": lambda s, v: s.deployment != "cloud",
+    "horizon_months": lambda s, v: s.workload == "inference" or s.deployment != "cloud",
+    "custom_cuda_kernels": lambda s, v: bool(s.custom_cuda_kernels),
+}
+
+
+def _value_words(value, unit):
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(str, value))
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in value.items())
+    if unit in ("0-1", "fraction") and isinstance(value, (int, float)):
+        return f"{value:.0%}"
+    if isinstance(value, float):
+        from .select.summary import count_words
+
+        text = f"{value:,.6g}" if abs(value) < 1e6 else count_words(value)
+    elif isinstance(value, int):
+        text = f"{value:,}"
+    else:
+        text = str(value)
+    unit = {"1/s": "per second", "count": "", "h": "hours", "": ""}.get(unit, unit)
+    return f"{text} {unit}".strip()
+
+
+def _scenario_words(scenario):
+    """The scenario as a reader reads it: each field that is set and bears on this workload, by
+    its description, in words (an unset value or an empty list is left out)."""
+    from .scenario import FIELD_HELP
+
+    try:
+        from .sizing import model_of
+
+        preset = model_of(scenario)["preset"]
+        vision = preset is not None and preset["kind"] in ("cnn", "vit")
+    except Exception:  # a custom model: not a vision one
+        vision = False
+    rows = []
+    for key, value in scenario.to_dict().items():
+        if key == "name" or value is None or value == [] or value == {} or value == "":
+            continue
+        if key in _ONLY and not _ONLY[key](scenario, {"vision": vision}):
+            continue
+        label, unit = FIELD_HELP.get(key, (key, ""))
+        label = _LABELS.get(key) or (label or key).split(" (")[0].split(";")[0].split(":")[0]
+        rows.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(_value_words(value, unit))}</td></tr>")
+    return "\n".join(rows)
+
+
+def _index(scenario, done, when, recommendation, title=None, summary_block="", pdf_name=""):
+    title = title or scenario.name
     rows = "\n".join(
-        f'<li><a href="{html.escape(stem)}.html">{html.escape(cid)} · {html.escape(title)}</a></li>'
-        for cid, stem, title in done
-    )
-    fields = "\n".join(
-        f"<tr><td>{html.escape(k)}</td><td>{html.escape(json.dumps(v) if isinstance(v, (list, dict)) else str(v))}</td></tr>"
-        for k, v in scenario.to_dict().items()
+        f'<li><a href="{html.escape(stem)}.html">{html.escape(cid)} · {html.escape(ctitle)}</a></li>'
+        for cid, stem, ctitle in done
     )
     rec = f'<p class="rec">{html.escape(recommendation)}</p>' if recommendation else ""
+    pdf = (f'<p class="no-print">The decision page as one A4 page: <a href="{html.escape(pdf_name)}">'
+           f'{html.escape(pdf_name)}</a></p>') if pdf_name else ""
     return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>accelkit report: {html.escape(scenario.name)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}: accelkit report</title>
 <style>
 body {{font-family: Arial, sans-serif; max-width: 60em; margin: 2em auto; color: #222}}
-td {{padding: 2px 10px; border-bottom: 1px solid #eee; font-size: 13px}}
+td {{padding: 2px 10px; border-bottom: 1px solid #eee; font-size: 13px; vertical-align: top}}
 .rec {{background: #eef6ee; border-left: 4px solid #3c8d40; padding: 8px 12px}}
 </style></head><body>
-<h1>accelkit report: {html.escape(scenario.name)}</h1>
-<p>Generated {html.escape(when)} by accelkit. Each chapter was run on the scenario below with papermill;
-charts are interactive and work offline.</p>
+<h1>{html.escape(title)}</h1>
+{summary_block}
+{pdf}
+<p>Prepared {html.escape(when)} with accelkit. Each chapter below was run on this scenario; charts are interactive
+and work offline.</p>
 {rec}
 <h2>Chapters</h2>
 <ol>
 {rows}
 </ol>
-<h2>Scenario</h2>
-<table>{fields}</table>
+<h2>The scenario</h2>
+<table>{_scenario_words(scenario)}</table>
 <p><a href="scenario.json">scenario.json</a> reproduces this report: <code>accelkit report --scenario scenario.json</code></p>
 </body></html>
 """
 
 
+def report_title(scenario, source=None, title=None):
+    """The report's title: ``title`` if given, else the scenario's own name, else (a scenario
+    left with the default name) its file's stem."""
+    from dataclasses import fields
+
+    if title and str(title).strip():
+        return str(title).strip()
+    default = next(f.default for f in fields(Scenario) if f.name == "name")
+    if scenario.name and scenario.name != default:
+        return scenario.name
+    if source is not None and not isinstance(source, Scenario):
+        return Path(str(source)).stem
+    return scenario.name
+
+
 def build_report(scenario, out_dir=None, chapters=None, force=False, progress=True, timeout=900, workers=3,
-                 notebooks_dir=None, measured_demand=None):
+                 notebooks_dir=None, measured_demand=None, title=None, pdf=False):
     """Run the chapters on a scenario and write HTML pages plus an index.
 
     Chapters run in parallel threads, so no working directory is changed (papermill's
@@ -217,6 +300,13 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         (:func:`accelkit.monitor.demand.scenario_for_measured`), so every chapter and the
         decision size hardware for the work the cluster does; a CSV log is also what
         chapter 11 shows.
+    title : str, optional
+        The report's title (default: the scenario's name, or its file's stem when the
+        scenario keeps the default name).
+    pdf : bool
+        Also write ``decision-summary.pdf``, the decision page on one A4 page, with
+        Debian's chromium through Playwright (offline). Without chromium: exit code 2
+        before any chapter runs.
 
     Returns
     -------
@@ -231,6 +321,15 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
     """
     chosen = _select(chapters)
     scen = _load_scenario(scenario)
+    heading = report_title(scen, scenario, title)
+    if pdf:
+        from .decision_page import PdfError, _playwright, chromium_path
+
+        try:
+            chromium_path()
+            _playwright()
+        except PdfError as exc:
+            raise ReportError(str(exc), exit_code=2) from None
     measured_note, monitor_parameters = "", {}
     if measured_demand:
         from .monitor.demand import load_measured_demand, scenario_for_measured
@@ -243,7 +342,7 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         if Path(str(measured_demand)).suffix.lower() == ".csv":
             monitor_parameters = {"source": "nvidia-smi log", "log_path": str(Path(measured_demand).resolve()),
                                   "topology_path": ""}
-    out = Path(out_dir) if out_dir else Path("reports") / _slug(scen.name)
+    out = Path(out_dir) if out_dir else Path("reports") / _slug(heading)
     out = out.resolve()
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -253,13 +352,13 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
     try:
         with _Signals() as signals:
             return _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note,
-                          monitor_parameters, signals)
+                          monitor_parameters, signals, heading, pdf)
     finally:
         lock.__exit__(None, None, None)
 
 
 def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note, monitor_parameters,
-           signals):
+           signals, heading=None, pdf=False):
     """The run itself, under the lock: everything is written to ``<out>.partial-PID``, which is
     removed on any failure or signal, and moved into place only when complete."""
     import papermill as pm
@@ -321,7 +420,21 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         pool.shutdown(wait=True)
         when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
         recommendation = " ".join(x for x in (measured_note, _recommendation(scen)) if x)
-        (work / "index.html").write_text(_index(scen, done, when, recommendation), encoding="utf-8")
+        summary, block = _decision_page(scen, heading)
+        pdf_name = ""
+        if pdf:
+            if summary is None:
+                raise ReportError("--pdf: the decision page could not be made for this scenario (see chapter 09)",
+                                  exit_code=1)
+            from .decision_page import PdfError, write_pdf
+
+            pdf_name = "decision-summary.pdf"
+            try:
+                write_pdf(summary, work / pdf_name)
+            except PdfError as exc:
+                raise ReportError(str(exc), exit_code=2) from None
+        (work / "index.html").write_text(_index(scen, done, when, recommendation, heading, block, pdf_name),
+                                         encoding="utf-8")
         (work / _MARKER).write_text(f"accelkit report {when}\n", encoding="utf-8")
         signals.cleaning()  # the move into place is not interrupted half-way
         _check_target(out, force)  # something else may have put a folder there meanwhile
@@ -346,6 +459,20 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         else:
             os.environ["ACCELKIT_PLOTLYJS"] = old_env
     return out / "index.html"
+
+
+def _decision_page(scenario, heading):
+    """The decision page's dict (:func:`accelkit.select.decision_summary`) and its HTML block,
+    titled with the report's title; ``(None, note)`` when the decision cannot be made."""
+    from .decision_page import summary_html
+    from .select import decision_summary
+
+    try:
+        summary = decision_summary(scenario)
+    except ValueError as exc:
+        return None, f'<p class="rec">The decision page could not be made: {html.escape(str(exc))}</p>'
+    summary = {**summary, "title": heading or summary["title"]}
+    return summary, summary_html(summary)
 
 
 def _recommendation(scenario):

@@ -15,7 +15,9 @@ price policy), compute per watt, ecosystem fit and memory headroom.
 :func:`rank_stability` draws the projection's and the prices' ranges;
 :func:`headline` names the robust winner or says the call is too close;
 :func:`sensitivity` asks which assumption would change the winner, and at what
-value; :func:`nearest_feasible` the smallest change that admits another device.
+value; :func:`nearest_feasible` the smallest change that admits another device;
+:func:`decision_summary` the one-page decision a buyer signs (what to buy, the total,
+the runners-up, the risks, what was assumed), which the app and the report render.
 
 Scoring: each criterion is scaled to [0, 1] across the shortlist (cost on a log
 scale; best = 1); the score is the weighted mean × 100 of the known criteria (an
@@ -30,7 +32,9 @@ from .headline import ROBUST_SHARE, headline
 from .nearest import nearest_feasible
 from .ranking import STATUSES, _ECOSYSTEM_CACHE, _column, _ecosystem_scores, _figures, _reason, rank, shortlist  # noqa: F401
 from .robustness import SENSITIVITY_RANGES, rank_stability, sensitivity  # noqa: F401
+from .summary import decision_summary, plan_words, range_words
 from .scoring import _UNKNOWN_WORDS, CRITERIA, DEFAULT_WEIGHTS, _scale, _weights, speed_score, weighted_score  # noqa: F401
 
-__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "ROBUST_SHARE", "STATUSES", "headline", "nearest_feasible", "rank", "rank_grid", "rank_stability", "sensitivity",
-           "shortlist", "speed_score", "weighted_score"]
+__all__ = ["CRITERIA", "DEFAULT_WEIGHTS", "ROBUST_SHARE", "STATUSES", "decision_summary", "headline", "nearest_feasible",
+           "plan_words", "rank", "rank_grid", "rank_stability", "range_words", "sensitivity", "shortlist", "speed_score",
+           "weighted_score"]

@@ -10,6 +10,8 @@ import pandas as pd
 
 from .. import plots, select, sizing
 from ..catalog import load_catalog
+from ..decision_page import summary_html as decision_page_html
+from ..select import plan_words
 from . import controls as C
 from ._base import CSS, FigureOutput, HTMLOutput, Panel, error_html, range_text, table_html
 
@@ -34,21 +36,6 @@ def _configuration(row, training):
     if training and mfu == mfu:
         text += f", MFU {mfu:.0%}"
     return html.escape(text)
-
-
-def plan_words(row, scenario):
-    """What to order (or rent) and what it costs over the horizon, in one sentence, from
-    :func:`accelkit.select.rank`'s plan columns (``purchase_unit``, ``total_cost_usd`` and
-    its range)."""
-    training = scenario.workload in sizing.TRAINING_WORKLOADS
-    horizon = "the run" if training else f"{scenario.horizon_months} months"
-    total = range_text(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"], "${:,.0f}",
-                       "price unknown")
-    if scenario.deployment == "cloud":
-        what = f"{row['purchase_unit']} ({row.get('cloud_price_basis') or 'no listing'})"
-    else:
-        what = f"buy {row['purchase_unit']}"
-    return f"{what}: {total} over {horizon}."
 
 
 def parse_prices(text, catalog):
@@ -139,6 +126,8 @@ class DecisionPanel(Panel):
         self.table_outputs["sensitivity"] = W.HTML()
         # made before the first compute, so a failing first compute still lays out (a message, not Voilà's error page)
         self.figure_outputs["breakdown"] = FigureOutput()
+        # the decision page a buyer signs (select.decision_summary, rendered by accelkit.decision_page): first
+        self.decision_page = HTMLOutput()
         for name in ("shortlist", "unverified", "excluded"):
             self.table_outputs[name] = HTMLOutput()
         self.start()
@@ -170,7 +159,7 @@ class DecisionPanel(Panel):
             C.group("Search", [c["search_configurations"], c["allow_lower_precision"], c["exclude_unknown"]]),
             C.group("Weights", [c[f"w_{k}"] for k in select.CRITERIA]),
         )
-        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, self.forward_box, W.HTML("<h4>Shortlist</h4>"),
+        return W.VBox([W.HTML(CSS), self.decision_page, boxes, self.message, self.summary, self.forward_box, W.HTML("<h4>Shortlist</h4>"),
                        t["shortlist"],
                        f["breakdown"], W.HTML("<h4>What would change the answer</h4>"),
                        W.HBox([self.sensitivity_button, self.sensitivity_note]), f["tornado"], t["sensitivity"],
@@ -210,6 +199,7 @@ class DecisionPanel(Panel):
                 shares = ", ".join(f"{n} {v:.0%}" for n, v in zip(stable["name"], stable["first_share"]) if v > 0)
                 summary.append(f"Drawn 500 times over the projection's and the prices' ranges, first place goes to: "
                                f"{shares}.")
+        page = select.decision_summary(s, ranked, stable, catalog=catalog, weights=weights, quoted_prices=prices)
         if prices:
             summary.append("Using quoted prices for " + ", ".join(f"{k} (${v:,.0f})" for k, v in prices.items()) + ".")
         rows = short.to_dict("records")
@@ -240,20 +230,23 @@ class DecisionPanel(Panel):
         ex.columns = ["device", "vendor", "excluded because"]
         return {
             "ranked": ranked, "weights": weights, "summary": summary, "forward": forward, "headline": verdict,
+            "decision_summary": page,
             "figures": {"breakdown": plots.score_breakdown_chart(ranked, weights)},
             "tables": {"shortlist": table_html(shown, fmt, escape=False), "unverified": table_html(uv, max_rows=80),
                        "excluded": table_html(ex, max_rows=80)},
         }
 
     def render(self, result):
+        self.decision_page.value = decision_page_html(result["decision_summary"])
         self._show_forward(result.get("forward"))
         if self.sensitivity is not None:
             self.sensitivity_note.value = '<span class="ak-note">inputs changed: click to recompute</span>'
 
     def refresh(self):
         result = super().refresh()
-        if result is None:  # an input error: no way forward to offer from stale figures
+        if result is None:  # an input error: no way forward, and no decision page, from stale figures
             self._show_forward(None)
+            self.decision_page.value = ""
         return result
 
     def _show_forward(self, forward):
