@@ -8,7 +8,7 @@ import pandas as pd
 
 from .. import cluster, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
-from ..numbers import people
+from ..numbers import people, people_format
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, range_text, table_html
@@ -182,7 +182,7 @@ class ClusterPanel(Panel):
             "tables": {
                 "step": table_html(step_table, {"compute [s]": "{:.3f}".format, "all-reduce exposed [s]": "{:.3f}".format,
                                                 "step [s]": "{:.3f}".format, "efficiency": "{:.1%}".format,
-                                                "tokens/s": "{:,.0f}".format, "days": "{:,.1f}".format}),
+                                                "tokens/s": people_format(), "days": "{:,.1f}".format}),
                 "power": table_html(power, {k: "{:,.1f}".format for k in power.columns}),
             },
         }

@@ -6,6 +6,7 @@ import ipywidgets as W
 
 from .. import claims, plots, sizing, units
 from ..catalog import load_catalog
+from ..numbers import people_format
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
@@ -118,9 +119,10 @@ class EdgePanel(Panel):
         shown["reason"] = shown["reason"].replace("", "meets every target")
         shown.columns = ["device", f"{c['precision']} [T(FL)OP/s]", "basis", "units", "fps per unit", "ms per frame",
                          "power [W]", "cost [USD]", "verdict"]
-        fmt = {f"{c['precision']} [T(FL)OP/s]": "{:,.1f}".format, "units": "{:,.0f}".format,
-               "fps per unit": "{:,.0f}".format, "ms per frame": "{:,.2f}".format, "power [W]": "{:,.0f}".format,
-               "cost [USD]": "{:,.0f}".format}
+        # a device that can never keep up needs infinitely many units: 'does not fit', never 'inf'
+        fmt = {f"{c['precision']} [T(FL)OP/s]": "{:,.1f}".format, "units": people_format(),
+               "fps per unit": people_format(), "ms per frame": people_format(), "power [W]": people_format(),
+               "cost [USD]": people_format()}
         claim_shown = claim_table[["device", "article_tops", "article_memory_gb", "article_w", "int8_tops",
                                    "fp16_tflops", "memory_gb", "tdp_w", "comment"]]
         claim_shown.columns = ["device", "article TOPS", "article GB", "article W", "INT8 TOP/s", "FP16 TFLOP/s",

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
+from ..numbers import people_format
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
@@ -115,8 +116,8 @@ class EnergyPanel(Panel):
             },
             "tables": {
                 "claims": table_html(claim_shown, fmt),
-                "job_energy": table_html(job, {"device-hours": "{:,.0f}".format, "energy [kWh]": "{:,.0f}".format,
-                                               "CO2e [kg]": "{:,.0f}".format, "TDP [W]": "{:,.0f}".format}),
+                "job_energy": table_html(job, {"device-hours": people_format(), "energy [kWh]": people_format(),
+                                               "CO2e [kg]": people_format(), "TDP [W]": "{:,.0f}".format}),
             },
         }
 
