@@ -21,7 +21,7 @@ from ._validate import suggest
 from .paths import data_path
 
 __all__ = ["GlossaryError", "LANGS", "SCHEMA", "load_glossary", "lookup", "define", "source_url",
-           "terms", "glossary_html"]
+           "terms", "glossary_html", "glossary_markdown"]
 
 #: the languages the glossary carries, as the column suffixes name them
 LANGS = ("en", "zh")
@@ -179,3 +179,34 @@ def glossary_html(lang="en", only=None):
             f"<p>{html.escape(row[f'long_{code}'])}{link}</p></dd>"
         )
     return f'<div class="ak-glossary" lang="{code}"><h3>{title}</h3><dl>{"".join(items)}</dl></div>'
+
+
+def glossary_markdown():
+    """The glossary as the docs page ``docs/glossary.md`` (English, then 简体中文, per term).
+
+    ``python -m accelkit.glossary > docs/glossary.md`` rewrites it; ``tests/test_glossary.py`` fails
+    when the page and ``data/glossary.csv`` disagree.
+    """
+    frame, _ = _shipped()
+    lines = ["# Glossary · 术语表", "",
+             "Every term the workbook shows, in plain words. Generated from `data/glossary.csv` "
+             "(`python -m accelkit.glossary > docs/glossary.md`); edit the CSV, not this page.", ""]
+    for _, row in frame.sort_values("term", key=lambda s: s.str.lower()).iterrows():
+        also = [a for a in row["aliases"].split("|") if a.strip()]
+        lines.append(f"## {row['term']}")
+        lines.append("")
+        if also:
+            lines.append(f"*Also:* {', '.join(also)}")
+            lines.append("")
+        lines.append(f"**{row['short_en']}** {row['long_en']}")
+        lines.append("")
+        lines.append(f"**{row['short_zh']}** {row['long_zh']}")
+        lines.append("")
+        if row["source_url"]:
+            lines.append(f"Source: <{row['source_url']}>")
+            lines.append("")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # pragma: no cover - the docs page's writer
+    print(glossary_markdown(), end="")

@@ -220,3 +220,8 @@ def test_people_never_prints_e_notation_or_inf():
         for mantissa in (1.0, 2.345, 9.999):
             text = people(mantissa * 10.0 ** exponent, "FLOP")
             assert "e+" not in text and "e-" not in text and "inf" not in text and "nan" not in text, text
+
+
+def test_the_docs_page_is_the_glossary():
+    page = (ROOT / "docs" / "glossary.md").read_text(encoding="utf-8")
+    assert page == glossary.glossary_markdown(), "docs/glossary.md is stale: python -m accelkit.glossary > docs/glossary.md"
