@@ -25,7 +25,8 @@ _B = units.GIGA
 #: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
 TERMS = ("FLOP", "TFLOP/s", "MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3", "device-hours", "on demand",
          "tokens", "parameters", "batch", "sequence length", "KV cache", "activations", "Adam",
-         "bf16", "fp8", "int8", "TTFT", "TPOT", "concurrency", "headroom", "right-sizing", "fine-tuning", "LoRA", "QLoRA")
+         "bf16", "fp8", "int8", "TTFT", "TPOT", "concurrency", "headroom", "right-sizing", "fine-tuning", "LoRA",
+         "QLoRA")
 
 
 class DemandPanel(Panel):
