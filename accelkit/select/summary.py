@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 
-from .. import sizing
+from .. import sizing, units
 
 __all__ = ["decision_summary", "plan_words", "range_words"]
 
@@ -106,8 +106,8 @@ def _performance(row, scenario):
         text = f"{projected} ms per {unit}, against a target of {target:g} ms"
         ttft = row.get("ttft_s")
         if scenario.ttft_target_ms and _finite(ttft):
-            first = range_words(ttft * 1e3, row.get("ttft_s_low", math.nan) * 1e3,
-                                row.get("ttft_s_high", math.nan) * 1e3, "{:,.0f}")
+            first = range_words(units.s_to_ms(ttft), units.s_to_ms(row.get("ttft_s_low", math.nan)),
+                                units.s_to_ms(row.get("ttft_s_high", math.nan)), "{:,.0f}")
             text += f"; first token in {first} ms against {scenario.ttft_target_ms:g} ms"
     meets = bool(_finite(value) and value <= target)
     return {"projected": value, "target": target, "meets": meets, "text": text}
