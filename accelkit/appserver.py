@@ -27,6 +27,11 @@ The settings are Voilà's and Jupyter Server's own (no home-made server):
   HTTP 503 and a page saying the app is full, which retries by itself.
 - **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
   template without its Font Awesome CDN links (Voilà's bundle carries the icons).
+- **plotly.js with the first chart** (Voilà ``extension_denylist``): a page loads
+  ``accelkit-plotly-lazy`` (a Voilà-only lab extension in ``accelkit/share/jupyter/voila``)
+  instead of ``jupyterlab-plotly``, whose single 4.8 MB script every page fetched and
+  parsed before its first control worked; the first chart a page shows loads
+  ``jupyterlab-plotly``'s own renderer, which draws every chart as before.
 
 Under JupyterHub (``deploy/jupyterhub_config.py``) each person's single-user Jupyter
 Server serves the app through Voilà's server extension at ``voila/render/app.ipynb``;
@@ -54,6 +59,12 @@ TEMPLATE_NAME = "accelkit"
 PROMETHEUS_ENV = "ACCELKIT_APP_PROMETHEUS"
 APP_PATH = "voila/render/app.ipynb"  # the front door under Voilà's server extension, from the server root
 _SHARE = Path(__file__).resolve().parent / "share" / "jupyter"
+#: jupyterlab-plotly, left out of the app's pages: its one script (plotly.js, 4.8 MB) was fetched and parsed
+#: by every page before its first control worked, though the start tab has no chart
+PLOTLY_EXTENSION = "jupyterlab-plotly"
+#: the Voila-only extension that draws the charts instead, loading jupyterlab-plotly's renderer with the
+#: page's first chart (``share/jupyter/voila/labextensions``, which Voila reads and JupyterLab does not)
+LAZY_PLOTLY = "accelkit-plotly-lazy"
 
 
 class AppSettings:
@@ -104,6 +115,7 @@ class AppSettings:
         options = [
             f"--template={TEMPLATE_NAME}",
             *self._executor_options(),
+            *self._page_options(),
         ]
         if self.pool_size:
             options += ["--preheat_kernel=True", f"--pool_size={self.pool_size}",
@@ -122,12 +134,18 @@ class AppSettings:
         from a public CDN (its default when the server has no ``mathjax_url`` setting);
         the standalone app sets none and loads none, and so does this.
         """
-        return [f"--VoilaConfiguration.template={TEMPLATE_NAME}", *self._executor_options(), *self._cull_options(),
+        return [f"--VoilaConfiguration.template={TEMPLATE_NAME}", *self._executor_options(), *self._page_options(),
+                *self._cull_options(),
                 '--ServerApp.tornado_settings={"mathjax_url": None, "mathjax_config": None}']
 
     def _executor_options(self):
         return [f"--VoilaExecutor.iopub_timeout={self.iopub_timeout_s:g}",
                 f"--VoilaExecutor.timeout={self.cell_timeout_s:g}"]
+
+    @staticmethod
+    def _page_options():
+        # plotly.js is fetched with a page's first chart, not with every page (LAZY_PLOTLY)
+        return [f"--VoilaConfiguration.extension_denylist={PLOTLY_EXTENSION}"]
 
     def _cap_options(self):
         # always this manager: besides the cap, it offers visitors only warm kernels that are

@@ -45,6 +45,22 @@ def test_app_settings_turn_into_voilas_pool_culling_and_offline_template():
     assert index.exists(), f"the app's Voila template is missing ({index})"
 
 
+def test_the_app_pages_load_plotly_js_with_the_first_chart_not_with_every_page():
+    """jupyterlab-plotly (4.8 MB, fetched by every page) is left out; the Voila-only lazy extension draws instead."""
+    import json
+
+    from accelkit.appserver import LAZY_PLOTLY, PLOTLY_EXTENSION, AppSettings, voila_environment
+
+    deny = f"--VoilaConfiguration.extension_denylist={PLOTLY_EXTENSION}"
+    assert deny in AppSettings().voila_options() and deny in AppSettings().server_extension_options()
+    share = Path(voila_environment({})["JUPYTER_PATH"].split(":")[0])
+    # under share/jupyter/voila/labextensions: Voila loads it, JupyterLab does not
+    folder = share / "voila" / "labextensions" / LAZY_PLOTLY
+    build = json.loads((folder / "package.json").read_text())["jupyterlab"]
+    assert build["mimeExtension"] and (folder / build["_build"]["load"]).is_file()
+    assert not (share / "labextensions" / LAZY_PLOTLY).exists()
+
+
 def test_app_command_rejects_a_negative_setting_with_the_field_name(capsys):
     from accelkit.cli import main
 

@@ -20,10 +20,25 @@ def test_front_door_renders_and_a_control_reaches_the_chapters(page, app_url):
     page.wait_for_function("document.body.innerText.includes('time_target_days=5')", timeout=30_000)
     page.get_by_role("tab", name="1 Demand").click()
     page.wait_for_function("document.body.innerText.includes('Finishing in 5 days')", timeout=60_000)
+    # the page's first chart fetches plotly.js first (accelkit-plotly-lazy), so it may follow the text by a second
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=30_000)
     assert page.locator(".js-plotly-plot").count() >= 1
     # the decision tab ranks with the same scenario
     page.get_by_role("tab", name="9 Decision").click()
     page.wait_for_function("document.body.innerText.includes('Recommendation for training')", timeout=60_000)
+
+
+def test_plotly_js_comes_with_the_first_chart_not_with_the_page(page, app_url):
+    # jupyterlab-plotly's one script (4.8 MB, plotly.js) is no longer part of every page (issue 26)
+    fetched = []
+    page.on("request", lambda request: fetched.append(request.url))
+    open_page(page, app_url, ready="text=choose an AI accelerator", charts=False)
+    assert not [u for u in fetched if "/jupyterlab-plotly/" in u], "the start page fetched plotly.js"
+    page.get_by_role("tab", name="2 Bandwidth").click()
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+    assert [u for u in fetched if "/jupyterlab-plotly/static/" in u]
+    no_error_output(page)
+    assert not page.errors
 
 
 def test_front_door_bad_value_shows_a_message_and_keeps_working(page, app_url):
