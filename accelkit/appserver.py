@@ -46,6 +46,8 @@ options.
 
 from __future__ import annotations
 
+import json
+
 import os
 import shutil
 import sys
@@ -134,8 +136,8 @@ class AppSettings:
         from a public CDN (its default when the server has no ``mathjax_url`` setting);
         the standalone app sets none and loads none, and so does this.
         """
-        return [f"--VoilaConfiguration.template={TEMPLATE_NAME}", *self._executor_options(), *self._page_options(),
-                *self._cull_options(),
+        return [f"--VoilaConfiguration.template={TEMPLATE_NAME}", *self._executor_options(),
+                *self._page_options(as_literal=True), *self._cull_options(),
                 '--ServerApp.tornado_settings={"mathjax_url": None, "mathjax_config": None}']
 
     def _executor_options(self):
@@ -143,9 +145,13 @@ class AppSettings:
                 f"--VoilaExecutor.timeout={self.cell_timeout_s:g}"]
 
     @staticmethod
-    def _page_options():
-        # plotly.js is fetched with a page's first chart, not with every page (LAZY_PLOTLY)
-        return [f"--VoilaConfiguration.extension_denylist={PLOTLY_EXTENSION}"]
+    def _page_options(as_literal=False):
+        # plotly.js is fetched with a page's first chart, not with every page (LAZY_PLOTLY). A Jupyter
+        # Server parsing its command line does not know Voila's classes: a bare name stays a string
+        # that the list setting drops (None: every page then failed with HTTP 500), so there the
+        # value is written as a list literal, which both parsers read as a list.
+        value = json.dumps([PLOTLY_EXTENSION]) if as_literal else PLOTLY_EXTENSION
+        return [f"--VoilaConfiguration.extension_denylist={value}"]
 
     def _cap_options(self):
         # always this manager: besides the cap, it offers visitors only warm kernels that are

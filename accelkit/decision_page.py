@@ -180,6 +180,15 @@ def write_pdf(summary, path):
     """
     executable = chromium_path()
     sync_playwright = _playwright()
+    # Playwright's sync API refuses to run where an asyncio loop is running (a Jupyter kernel, the
+    # app's "download report", a test session with async fixtures): print from a thread of its own
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(_print_pdf, summary, path, executable, sync_playwright).result()
+
+
+def _print_pdf(summary, path, executable, sync_playwright):
     width_px = (A4_MM[0] - 2 * MARGIN_MM) * _MM_TO_PX
     height_px = (A4_MM[1] - 2 * MARGIN_MM) * _MM_TO_PX
     with sync_playwright() as p:

@@ -52,7 +52,14 @@ def test_the_app_pages_load_plotly_js_with_the_first_chart_not_with_every_page()
     from accelkit.appserver import LAZY_PLOTLY, PLOTLY_EXTENSION, AppSettings, voila_environment
 
     deny = f"--VoilaConfiguration.extension_denylist={PLOTLY_EXTENSION}"
-    assert deny in AppSettings().voila_options() and deny in AppSettings().server_extension_options()
+    assert deny in AppSettings().voila_options()
+    # under JupyterHub the single-user Jupyter Server parses the options: the value must reach Voila as a list
+    from jupyter_server.serverapp import ServerApp
+    from voila.configuration import VoilaConfiguration
+
+    server = ServerApp()
+    server.parse_command_line([o for o in AppSettings().server_extension_options() if "extension_denylist" in o])
+    assert VoilaConfiguration(parent=server).extension_denylist == [PLOTLY_EXTENSION]
     share = Path(voila_environment({})["JUPYTER_PATH"].split(":")[0])
     # under share/jupyter/voila/labextensions: Voila loads it, JupyterLab does not
     folder = share / "voila" / "labextensions" / LAZY_PLOTLY

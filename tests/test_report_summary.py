@@ -93,6 +93,24 @@ def test_pdf_is_one_a4_page(report):
     assert boxes and all(b[0] == 0 and b[1] == 0 and abs(b[2] - 595) < 2 and abs(b[3] - 842) < 2 for b in boxes), boxes
 
 
+def test_pdf_prints_from_inside_a_running_asyncio_loop(tmp_path):
+    """A Jupyter kernel (the app's "download report") runs an asyncio loop, where Playwright's sync
+    API refuses to start; the PDF is printed from a thread of its own."""
+    import asyncio
+
+    from accelkit.decision_page import write_pdf
+    from accelkit.select import decision_summary
+
+    summary = decision_summary(Scenario(workload="inference", model="Llama-3.1 8B", deployment="cloud",
+                                        latency_target_ms=50))
+
+    async def inside_a_loop():
+        return write_pdf(summary, tmp_path / "page.pdf")
+
+    data = asyncio.run(inside_a_loop()).read_bytes()
+    assert data.startswith(b"%PDF") and _pages(data)[0] == 1
+
+
 def test_pdf_without_chromium_is_one_line_and_exit_2(tmp_path):
     path = tmp_path / "s.yaml"
     path.write_text(SCENARIO)
