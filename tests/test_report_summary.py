@@ -107,7 +107,17 @@ def test_pdf_prints_from_inside_a_running_asyncio_loop(tmp_path):
     async def inside_a_loop():
         return write_pdf(summary, tmp_path / "page.pdf")
 
-    data = asyncio.run(inside_a_loop()).read_bytes()
+    def in_a_thread_of_its_own():  # a fresh loop, whatever the session's main thread has running
+        loop = asyncio.new_event_loop()
+        try:
+            return loop.run_until_complete(inside_a_loop())
+        finally:
+            loop.close()
+
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        data = pool.submit(in_a_thread_of_its_own).result().read_bytes()
     assert data.startswith(b"%PDF") and _pages(data)[0] == 1
 
 
