@@ -343,10 +343,12 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
                 "request_rate": None if request_rate is None else float(request_rate) * share}
     slo = load is None and batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
 
+    # the achievable rates per level, built once (the target search projects many batches)
+    rates_at = {lv: dict(_rates(ceil, mm_precision, lv), net_bw=net_bw, net_lat=net_lat) for lv in ("", "_low", "_high")}
+
     def core(level, b, load=None, sched=schedule):
         """One layout's figures per group of ``tp × pp × ep`` devices."""
-        rates = dict(_rates(ceil, mm_precision, level), net_bw=net_bw, net_lat=net_lat)
-        r = serve_core(shape, rates, tps, b, input_tokens, output_tokens, w_bytes, kv_bytes, k, sched, load,
+        r = serve_core(shape, rates_at[level], tps, b, input_tokens, output_tokens, w_bytes, kv_bytes, k, sched, load,
                        ep=eps, devices_per_node=devices_per_node)
         return _expert_group(_pipeline(r, pps, b, input_tokens, shape, net_bw, net_lat), eps)
 
