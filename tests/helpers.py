@@ -23,3 +23,28 @@ def require(condition, what):
 #: a two-layer grouped-query decoder small enough for a CPU probe run in well under a second
 TINY_DECODER = {"name": "tiny", "params": 2e6, "n_layers": 2, "d_model": 128, "n_heads": 4, "n_kv_heads": 2,
                 "ffn_dim": 256, "vocab": 1000, "kind": "decoder"}
+
+
+def english_leftovers(text, allowed=()):
+    """Runs of four or more English words in ``text`` (a page that should read in Chinese).
+
+    Names people keep in English (devices, models, vendors, frameworks, units) are removed
+    first: the catalogue's and the model presets' names, and ``allowed``. What is left and
+    still reads as an English phrase is a string nobody marked for translation.
+    """
+    import re
+
+    from accelkit.catalog import load_catalog
+    from accelkit.models import load_models
+
+    names = set(allowed)
+    catalogue = load_catalog()
+    names.update(catalogue["name"].astype(str))
+    names.update(str(v) for v in catalogue["vendor"].dropna())
+    names.update(str(m) for m in load_models().index)
+    for name in sorted(names, key=len, reverse=True):
+        if len(name) > 2:
+            text = text.replace(name, " ")
+    text = re.sub(r"https?://\S+", " ", text)
+    run = re.compile(r"\b[A-Za-z][A-Za-z'’]*(?:[ ,-]+[A-Za-z][A-Za-z'’]*){3,}")
+    return [m.group(0) for m in run.finditer(text)]
