@@ -15,6 +15,7 @@ import copy
 import functools
 import json
 import sys
+import weakref
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -157,7 +158,37 @@ class Scenario:
         if name not in spec:
             hint = suggest(name, list(spec))
             raise ScenarioError(name, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
+        watchers = _WATCHERS.get(id(self))
+        if not watchers:
+            self._set_checked(spec[name], value)
+            return
+        before = getattr(self, name)
         self._set_checked(spec[name], value)
+        if getattr(self, name) != before:
+            _changed(self, name)
+
+    # --- change signal ----------------------------------------------------------------
+
+    def observe(self, callback):
+        """Call ``callback(scenario, names)`` after a field of this scenario changes value.
+
+        ``names`` is the list of fields that changed (one per assignment; one call for all
+        of an :meth:`update`). The app keeps its copy-link current this way, whichever tab
+        changed the shared scenario. Copies (:meth:`copy`) and loaded scenarios start with
+        no observers. Returns ``callback``; :meth:`unobserve` removes it.
+        """
+        key = id(self)
+        if key not in _WATCHERS:
+            _WATCHERS[key] = []
+            weakref.finalize(self, _WATCHERS.pop, key, None)
+        _WATCHERS[key].append(callback)
+        return callback
+
+    def unobserve(self, callback):
+        """Stop calling ``callback`` on changes (no error if it was not observing)."""
+        watchers = _WATCHERS.get(id(self), [])
+        if callback in watchers:
+            watchers.remove(callback)
 
     # --- conversions ----------------------------------------------------------------
 
@@ -188,9 +219,25 @@ class Scenario:
         return cls(**data)
 
     def update(self, **changes):
-        """Set several fields at once (each checked); returns ``self``."""
-        for key, value in changes.items():
-            setattr(self, key, value)
+        """Set several fields at once (each checked); returns ``self``.
+
+        Observers (:meth:`observe`) hear of it once, with every field that changed.
+        """
+        key = id(self)
+        if not _WATCHERS.get(key):
+            for name, value in changes.items():
+                setattr(self, name, value)
+            return self
+        outer = key not in _HELD  # an update inside an observer's update is told with the outer one
+        if outer:
+            _HELD[key] = []
+        try:
+            for name, value in changes.items():
+                setattr(self, name, value)
+        finally:
+            held = _HELD.pop(key) if outer else None
+        if held:
+            _changed(self, held)
         return self
 
     def copy(self):
@@ -287,18 +334,32 @@ class Scenario:
     def from_query_string(cls, query, base=None):
         """Apply URL query parameters (``?model=Llama-2+70B&batch_size=8``) to a scenario.
 
-        Lists are comma-separated (``devices=H100 SXM,MI300X``). Unknown names raise
-        :class:`ScenarioError`.
+        Lists are comma-separated (``devices=H100 SXM,MI300X``) or a JSON list (``["a,b"]``,
+        for names holding a comma); mappings (``weights``) are JSON. An empty value
+        (``budget_usd=``) empties a field that may be empty -- None, an empty list or
+        mapping -- and is ignored elsewhere. Unknown names raise :class:`ScenarioError`.
+        :meth:`to_query_string` writes what this reads: every field round-trips.
         """
         scenario = (base or cls()).copy()
-        parsed = parse_qs(query.lstrip("?"), keep_blank_values=False)
+        parsed = parse_qs(query.lstrip("?"), keep_blank_values=True)
         known = {f.name: f for f in fields(cls)}
         for key, values in parsed.items():
             if key not in known:
                 hint = suggest(key[:100], list(known))
                 raise ScenarioError(key, "no such field" + (f" (did you mean {hint[0]!r}?)" if hint else ""))
             value = values[-1]
-            if known[key].type in ("list",) or isinstance(getattr(scenario, key), list):
+            current = getattr(scenario, key)
+            if value == "":
+                if isinstance(current, (list, dict)) or "None" in str(known[key].type):
+                    setattr(scenario, key, type(current)() if isinstance(current, (list, dict)) else None)
+                continue
+            if known[key].type in ("list",) or isinstance(current, list):
+                if value.startswith("["):
+                    try:
+                        value = json.loads(value)
+                    except (ValueError, RecursionError):
+                        raise ScenarioError(key, f"expected names separated by commas or a JSON list, got "
+                                            f"{_short(value)}") from None
                 setattr(scenario, key, value)
             elif isinstance(getattr(scenario, key), dict):
                 try:
@@ -313,9 +374,17 @@ class Scenario:
         return scenario
 
     def to_query_string(self, keys=None):
-        """URL query string of the given fields (default: every field differing from defaults)."""
+        """URL query string of the given fields (default: every field differing from defaults).
+
+        ``keys="all"`` writes every field (the app's copy-link: a link that reopens the same
+        numbers even after a default changes). None is written empty, lists comma-separated
+        (JSON when a name holds a comma), mappings as JSON; :meth:`from_query_string` reads
+        it back to an equal scenario.
+        """
         from urllib.parse import urlencode
 
+        if keys == "all":
+            keys = self.field_names()
         default = Scenario()
         out = {}
         for f in fields(self):
@@ -324,12 +393,36 @@ class Scenario:
             value = getattr(self, f.name)
             if keys is None and value == getattr(default, f.name):
                 continue
-            if isinstance(value, list):
-                value = ",".join(value)
+            if value is None:
+                value = ""
+            elif isinstance(value, bool):
+                value = "true" if value else "false"
+            elif isinstance(value, list):
+                joined = any("," in v or ";" in v for v in value)
+                value = json.dumps(value, ensure_ascii=False, separators=(",", ":")) if joined else ",".join(value)
             elif isinstance(value, dict):
-                value = json.dumps(value)
+                value = json.dumps(value, separators=(",", ":")) if value else ""
+            elif isinstance(value, float):
+                value = repr(value)
             out[f.name] = value
         return urlencode(out)
+
+
+#: id(scenario) -> callbacks observing it (kept outside the instance: copies, pickles and
+#: ``asdict`` never carry them; an entry goes with its scenario, by weakref.finalize)
+_WATCHERS = {}
+#: id(scenario) -> fields changed so far inside an :meth:`Scenario.update` (told once, at its end)
+_HELD = {}
+
+
+def _changed(scenario, names):
+    key = id(scenario)
+    names = [names] if isinstance(names, str) else list(names)
+    if key in _HELD:
+        _HELD[key].extend(n for n in names if n not in _HELD[key])
+        return
+    for callback in list(_WATCHERS.get(key, ())):
+        callback(scenario, names)
 
 
 @functools.cache
