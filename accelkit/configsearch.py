@@ -115,7 +115,10 @@ def best_configurations(scenario, catalog, measurements=None):
 
     shaped = custom_shape(scenario)  # a custom model's layers and heads: given, or whose they are
     if shaped is not None:
-        out["configuration"] = out["configuration"] + "; " + shaped[1]
+        from .i18n import _
+
+        out["configuration"] = out["configuration"].map(
+            lambda x: _("{configuration}; {shape}").format(configuration=x, shape=shaped[1]))
     return out
 
 
@@ -272,47 +275,55 @@ def _pick(frames, column, lower_is_better, precisions=None):
 
 
 def _words(row, scenario):
+    """The chosen configuration in words, in the language in use ("bf16, 8 devices, ZeRO-3")."""
+    from .i18n import _
+    from .numbers import joined
+
     p = row.get("precision", scenario.precision)
     n = row.get("n_devices", np.nan)
     parts = [str(p)]
     if n == n and n:
-        parts.append(f"{n:.0f} device{'s' if n != 1 else ''}")
+        parts.append((_("{n} device") if n == 1 else _("{n} devices")).format(n=f"{n:.0f}"))
     if scenario.workload in sizing.TRAINING_WORKLOADS:
         from .projection.training import finetune_settings
 
         method, rank = finetune_settings(scenario)
         if method != "full":
-            parts.append(f"{'QLoRA (NF4 weights)' if method == 'qlora' else 'LoRA'} rank {rank}")
+            parts.append((_("QLoRA (NF4 weights) rank {rank}") if method == "qlora" else _("LoRA rank {rank}"))
+                         .format(rank=rank))
         tp, pp = row.get("tensor_parallel", 1), row.get("pipeline_parallel", 1)
         if tp == tp and tp > 1:
-            parts.append(f"tensor parallel {tp:.0f}")
+            parts.append(_("tensor parallel {tp}").format(tp=f"{tp:.0f}"))
         if pp == pp and pp > 1:
-            parts.append(f"{pp:.0f} pipeline stages")
+            parts.append(_("{pp} pipeline stages").format(pp=f"{pp:.0f}"))
         z = row.get("zero_stage", np.nan)
         if z == z:
-            parts.append(f"ZeRO-{z:.0f}" + (" (FSDP full sharding)" if z == 3 else ""))
+            parts.append(_("ZeRO-3 (FSDP full sharding)") if z == 3 else f"ZeRO-{z:.0f}")
         mb, b = row.get("micro_batch_size", np.nan), row.get("batch_size", np.nan)
         if mb == mb:
-            parts.append(f"micro-batch {mb:.0f}")
+            parts.append(_("micro-batch {n}").format(n=f"{mb:.0f}"))
         elif b == b and n == n and n:
-            parts.append(f"micro-batch {max(b // n, 1):.0f}")
+            parts.append(_("micro-batch {n}").format(n=f"{max(b // n, 1):.0f}"))
         if row.get("recompute") == "full":
-            parts.append("full recomputation")
+            parts.append(_("full recomputation"))
     else:
         tp, b = row.get("tensor_parallel", np.nan), row.get("batch_size", np.nan)
         pp = row.get("pipeline_parallel", 1)
         if tp == tp and tp > 1:
-            parts.append(f"tensor parallel {tp:.0f}")
+            parts.append(_("tensor parallel {tp}").format(tp=f"{tp:.0f}"))
         if pp == pp and pp > 1:
-            parts.append(f"{pp:.0f} pipeline stages across nodes")
+            parts.append(_("{pp} pipeline stages across nodes").format(pp=f"{pp:.0f}"))
         ep = row.get("expert_parallel", 1)
         if ep == ep and ep > 1:
-            parts.append(f"experts spread over {ep:.0f} devices (expert parallel, attention data parallel)")
+            parts.append(_("experts spread over {ep} devices (expert parallel, attention data parallel)")
+                         .format(ep=f"{ep:.0f}"))
         if b == b:
-            parts.append(f"batch {b:.0f}" + (" per device" if ep == ep and ep > 1 else ""))
+            batch = _("batch {n} per device") if ep == ep and ep > 1 else _("batch {n}")
+            parts.append(batch.format(n=f"{b:.0f}"))
     if STAND_IN.get(scenario.precision) == p:
-        parts.append(f"(in place of {scenario.precision}, which the device lacks: fp16's narrower range needs loss "
-                     "scaling in training and an overflow check in serving)")
+        parts.append(_("(in place of {precision}, which the device lacks: fp16's narrower range needs loss scaling in "
+                       "training and an overflow check in serving)").format(precision=scenario.precision))
     elif p != scenario.precision:
-        parts.append(f"(lower precision than the scenario's {scenario.precision}: check quality)")
-    return ", ".join(parts)
+        parts.append(_("(lower precision than the scenario's {precision}: check quality)")
+                     .format(precision=scenario.precision))
+    return joined(parts)

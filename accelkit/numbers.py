@@ -17,17 +17,18 @@ from __future__ import annotations
 
 import math
 
+from .i18n import N_, _, language
 from .units import EXA, GIGA, KILO, MEGA, PETA, TERA
 
-__all__ = ["SI_PREFIXES", "DOES_NOT_FIT", "UNKNOWN", "people", "people_format", "significant"]
+__all__ = ["SI_PREFIXES", "DOES_NOT_FIT", "UNKNOWN", "people", "people_format", "significant", "joined"]
 
 #: (scale, prefix), largest first; a value is shown with the largest prefix it reaches
 SI_PREFIXES = ((EXA, "E"), (PETA, "P"), (TERA, "T"), (GIGA, "G"), (MEGA, "M"), (KILO, "k"), (1.0, ""))
 
 #: what an infinite figure means on screen (a model that never fits, a target no count of devices meets)
-DOES_NOT_FIT = "does not fit"
+DOES_NOT_FIT = N_("does not fit")
 #: what a missing figure (NaN, None) means on screen
-UNKNOWN = "unknown"
+UNKNOWN = N_("unknown")
 
 #: units a prefix is written onto ("809 EFLOP", "1.5 TB/s"); any other unit gets a space ("1.23 M tokens")
 _SYMBOL_UNITS = ("FLOP", "FLOP/s", "OP/s", "B", "B/s", "W", "Wh", "J", "Hz", "bit/s", "b/s", "g")
@@ -63,16 +64,19 @@ def _with_unit(number, prefix, unit):
     return f"{number} {prefix} {unit}" if prefix else f"{number} {unit}"
 
 
-def people(value, unit="", digits=3, infinite=DOES_NOT_FIT, missing=UNKNOWN):
+def people(value, unit="", digits=3, infinite=None, missing=None):
     """``value`` (with its ``unit``) as a person reads it.
 
-    - ``NaN`` / ``None`` / not a number -> ``missing`` ("unknown"); ``±inf`` -> ``infinite`` ("does not fit");
+    - ``NaN`` / ``None`` / not a number -> ``missing`` (default: "unknown", in the language in use);
+      ``±inf`` -> ``infinite`` (default: "does not fit");
     - from a million up: an SI prefix (k, M, G, T, P, E) and ``digits`` significant digits
       (``8.09e20 -> '809 E'``, ``1234567 -> '1.23 M'``); beyond E, thousands separators on the E figure;
     - from 1,000 to a million: a whole number with thousands separators (``12,346``);
     - below 1,000: ``digits`` significant digits (``0.000123``, ``3.14``); below 1e-6 a power of ten
       (``1.5 × 10⁻⁹``).
     """
+    missing = _(UNKNOWN) if missing is None else missing
+    infinite = _(DOES_NOT_FIT) if infinite is None else infinite
     try:
         value = float(value)
     except (TypeError, ValueError):
@@ -105,3 +109,9 @@ def people(value, unit="", digits=3, infinite=DOES_NOT_FIT, missing=UNKNOWN):
 def people_format(unit="", digits=3, **words):
     """A one-argument formatter for table columns (``table_html(frame, {"FLOP": people_format()})``)."""
     return lambda value: people(value, unit, digits, **words)
+
+
+def joined(parts):
+    """Clauses of one sentence joined as the language in use writes a list: ", " in English,
+    "，" in Chinese (``joined(["bf16", "8 devices"]) -> 'bf16, 8 devices'``)."""
+    return (", " if language() == "en" else "，").join(parts)

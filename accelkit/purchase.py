@@ -18,6 +18,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .i18n import _
+
 __all__ = ["purchase_plan"]
 
 _UNIT_COLUMNS = ("system", "device", "devices_per_unit", "unit_kind", "price_usd", "price_low_usd", "price_high_usd",
@@ -87,8 +89,8 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
     cost, cost_low, cost_high, power = n * price, n * low, n * high, n * tdp
     host = np.zeros(len(n), dtype=bool)
     quoted_rows = catalog["price_quoted"].to_numpy(dtype=bool) if "price_quoted" in catalog else np.zeros(len(n), bool)
-    words = np.array([(f"{v:.0f} × {name} at your quoted price" if q else
-                       f"{v:.0f} × {name} (device price only; host not priced)") if v == v else ""
+    quoted_words, bare_words = _("{n} × {name} at your quoted price"), _("{n} × {name} (device price only; host not priced)")
+    words = np.array([(quoted_words if q else bare_words).format(n=f"{v:.0f}", name=name) if v == v else ""
                       for v, name, q in zip(n, names, quoted_rows)], dtype=object)
     source = np.full(len(n), "", dtype=object)
     table = _systems() if systems is None else systems
@@ -101,7 +103,7 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
         # a part only rented (TPUs): nothing to buy
         only = np.setdiff1d(pos[cloud_only], pos[~cloud_only])
         cost[only] = cost_low[only] = cost_high[only] = units_out[only] = np.nan
-        words[only] = "not sold: rented in the cloud only"
+        words[only] = _("not sold: rented in the cloud only")
         k = np.ceil(n[pos] / per)
         total = np.where(cloud_only | np.isnan(unit_price), np.inf, k * unit_price)
         order = np.lexsort((total, pos))
@@ -125,12 +127,18 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
             else:
                 power[i] = bought[i] * tdp[i]
             host[i] = unit["unit_kind"] not in ("baseboard",)
-            spare = f", {bought[i] - n[i]:.0f} spare" if bought[i] > n[i] else ""
-            note = "; host server not included" if unit["unit_kind"] == "baseboard" else ""
-            words[i] = f"{kj:.0f} × {unit['system']} ({bought[i]:.0f} device{'s' if bought[i] != 1 else ''}{spare}{note})"
+            devices = (_("{n} device") if bought[i] == 1 else _("{n} devices")).format(n=f"{bought[i]:.0f}")
+            if bought[i] > n[i]:
+                devices = _("{devices}, {spare} spare").format(devices=devices, spare=f"{bought[i] - n[i]:.0f}")
+            if unit["unit_kind"] == "baseboard":
+                devices = _("{devices}; host server not included").format(devices=devices)
+            # "× SYSTEM (" stays as written: the decision summary finds the system's price date by it
+            words[i] = _("{n} × {system} ({devices})").format(n=f"{kj:.0f}", system=unit["system"], devices=devices)
             source[i] = str(unit["source_url"])
     if deployment == "cloud":
-        words = np.array([f"rent {v:.0f} × {name}" if v == v else "" for v, name in zip(n, names)], dtype=object)
+        rent = _("rent {order}")
+        words = np.array([rent.format(order=_("{n} × {name}").format(n=f"{v:.0f}", name=name)) if v == v else ""
+                          for v, name in zip(n, names)], dtype=object)
     return pd.DataFrame({
         "purchase_unit": words, "units_to_buy": units_out, "devices_bought": bought, "purchase_usd": cost,
         "purchase_low_usd": cost_low, "purchase_high_usd": cost_high, "power_w": power, "host_included": host,

@@ -291,8 +291,11 @@ def custom_decoder(params, n_layers=None, d_model=None):
         heads = d // head_dim
         model = {"name": "custom", "kind": "decoder", "params": params, "n_layers": int(n_layers), "d_model": d,
                  "n_heads": heads, "n_kv_heads": heads, "head_dim": head_dim}
-        words = (f"shape given: {int(n_layers)} layers, d_model {d}, {heads} heads of {head_dim} "
-                 "(KV heads = heads, no grouped-query attention stated: the largest cache)")
+        from ..i18n import _
+
+        words = _("shape given: {layers} layers, d_model {d_model}, {heads} heads of {head_dim} (KV heads = heads, "
+                  "no grouped-query attention stated: the largest cache)").format(
+            layers=int(n_layers), d_model=d, heads=heads, head_dim=head_dim)
         return model, words
     presets = load_models()
     dense = presets[presets["kind"].eq("decoder") & presets["n_layers"].notna() & presets["d_model"].notna()
@@ -310,9 +313,11 @@ def custom_decoder(params, n_layers=None, d_model=None):
         if value is not None and not (isinstance(value, float) and np.isnan(value)):
             model[key] = value
     kv, heads = int(row["n_kv_heads"]), int(row["n_heads"])
-    attention = f"GQA {kv} KV heads" if kv < heads else f"{heads} heads, no GQA"
-    words = (f"shape inferred from {row['name']}: {int(row['n_layers'])} layers, d_model {int(row['d_model'])}, "
-             f"{attention}")
+    from ..i18n import _
+
+    attention = _("GQA {kv} KV heads").format(kv=kv) if kv < heads else _("{heads} heads, no GQA").format(heads=heads)
+    words = _("shape inferred from {model}: {layers} layers, d_model {d_model}, {attention}").format(
+        model=row["name"], layers=int(row["n_layers"]), d_model=int(row["d_model"]), attention=attention)
     return model, words
 
 

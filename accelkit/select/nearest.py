@@ -7,9 +7,14 @@ import pandas as pd
 
 from .. import sizing
 from ..catalog import load_catalog
+from ..i18n import N_, _
 from .ranking import rank
 
 __all__ = ["nearest_feasible"]
+
+
+#: deployments in words ("deploy cloud instead of on-prem")
+_DEPLOYMENT_WORDS = {"cloud": N_("cloud"), "on-prem": N_("on-prem"), "edge": N_("edge")}
 
 
 def _candidate_changes(scenario):
@@ -22,43 +27,49 @@ def _candidate_changes(scenario):
     training = s.workload in sizing.TRAINING_WORKLOADS
     out = []
     if not s.allow_lower_precision:
-        out.append(("allow_lower_precision", True, "allow lower precisions (fp8, int8, int4 weights)", 1.0))
+        out.append(("allow_lower_precision", True, _("allow lower precisions (fp8, int8, int4 weights)"), 1.0))
     for p in PRECISIONS:
         if p != s.precision and not (training and p in ("int8", "int4")):
-            out.append(("precision", p, f"precision {p} instead of {s.precision}", 1.0))
+            out.append(("precision", p, _("precision {new} instead of {old}").format(new=p, old=s.precision), 1.0))
     for f in (2, 4, 8, 16):
-        out.append(("n_devices", int(s.n_devices * f), f"allow {int(s.n_devices * f)} devices instead of {s.n_devices}",
-                    np.log2(f)))
+        out.append(("n_devices", int(s.n_devices * f), _("allow {new} devices instead of {old}").format(
+            new=int(s.n_devices * f), old=s.n_devices), np.log2(f)))
     if training:
         for f in (1.5, 2, 4):
             out.append(("time_target_days", s.time_target_days * f,
-                        f"finish within {s.time_target_days * f:g} days instead of {s.time_target_days:g}", np.log2(f)))
+                        _("finish within {new} days instead of {old}").format(
+                            new=f"{s.time_target_days * f:g}", old=f"{s.time_target_days:g}"), np.log2(f)))
     else:
         for f in (1.5, 2, 4):
             out.append(("latency_target_ms", s.latency_target_ms * f,
-                        f"{s.latency_target_ms * f:g} ms per token instead of {s.latency_target_ms:g}", np.log2(f)))
+                        _("{new} ms per token instead of {old}").format(
+                            new=f"{s.latency_target_ms * f:g}", old=f"{s.latency_target_ms:g}"), np.log2(f)))
         if s.ttft_target_ms:
             for f in (2, 4):
                 out.append(("ttft_target_ms", s.ttft_target_ms * f,
-                            f"{s.ttft_target_ms * f:g} ms to the first token instead of {s.ttft_target_ms:g}",
-                            np.log2(f)))
+                            _("{new} ms to the first token instead of {old}").format(
+                                new=f"{s.ttft_target_ms * f:g}", old=f"{s.ttft_target_ms:g}"), np.log2(f)))
     if s.power_envelope_w:
         for f in (1.5, 2, 4):
             out.append(("power_envelope_w", s.power_envelope_w * f,
-                        f"power envelope {s.power_envelope_w * f:g} W instead of {s.power_envelope_w:g}", np.log2(f)))
-        out.append(("power_envelope_w", None, "no power envelope", 2.0))
+                        _("power envelope {new} W instead of {old}").format(
+                            new=f"{s.power_envelope_w * f:g}", old=f"{s.power_envelope_w:g}"), np.log2(f)))
+        out.append(("power_envelope_w", None, _("no power envelope"), 2.0))
     if s.budget_usd:
         for f in (1.5, 2, 4):
-            out.append(("budget_usd", s.budget_usd * f, f"budget ${s.budget_usd * f:,.0f} instead of "
-                        f"${s.budget_usd:,.0f}", np.log2(f)))
-        out.append(("budget_usd", None, "no budget limit", 2.0))
+            out.append(("budget_usd", s.budget_usd * f, _("budget {new} instead of {old}").format(
+                new=f"${s.budget_usd * f:,.0f}", old=f"${s.budget_usd:,.0f}"), np.log2(f)))
+        out.append(("budget_usd", None, _("no budget limit"), 2.0))
     for d in DEPLOYMENTS:
         if d != s.deployment:
-            out.append(("deployment", d, f"deploy {d} instead of {s.deployment}", 1.0))
+            out.append(("deployment", d, _("deploy {new} instead of {old}").format(new=_(_DEPLOYMENT_WORDS.get(d, d)),
+                                                                                  old=_(_DEPLOYMENT_WORDS.get(
+                                                                                      s.deployment, s.deployment))),
+                        1.0))
     if s.segments:
-        out.append(("segments", [], "allow every segment", 1.0))
+        out.append(("segments", [], _("allow every segment"), 1.0))
     if s.exclude_unknown:
-        out.append(("exclude_unknown", False, "score devices with an unknown price on the known criteria", 1.0))
+        out.append(("exclude_unknown", False, _("score devices with an unknown price on the known criteria"), 1.0))
     return out
 
 

@@ -15,7 +15,8 @@ import pandas as pd
 
 from .. import memory, sizing, units
 from ..catalog import load_catalog, memory_bytes
-from .reasons import _ONE, _past, _reason
+from ..i18n import _, language
+from .reasons import _efficiency_words, _one, _past, _reason, _segment, _unknown_words, _why_words
 from .scoring import _UNKNOWN_WORDS, CRITERIA, _scale, _weights, speed_score, weighted_score
 
 __all__ = ["rank", "shortlist", "STATUSES"]
@@ -138,8 +139,14 @@ def _rent_words(rented, instance, names):
         if not n == n:
             out.append("")
             continue
-        extra = f" ({n / k:.0f} instance{'s' if n / k != 1 else ''} of {k:.0f})" if k > 1 else ""
-        out.append(f"rent {n:.0f} × {name}{extra}")
+        if k > 1:
+            # one form per count, not ngettext: each is a message of its own in the catalogue
+            order = (_("{n} × {name} ({instances} instance of {size})") if n / k == 1 else
+                     _("{n} × {name} ({instances} instances of {size})")).format(
+                n=f"{n:.0f}", name=name, instances=f"{n / k:.0f}", size=f"{k:.0f}")
+        else:
+            order = _("{n} × {name}").format(n=f"{n:.0f}", name=name)
+        out.append(_("rent {order}").format(order=order))
     return pd.Series(out, index=names.index)
 
 
@@ -203,14 +210,15 @@ def _device_filters(scenario, catalog, verdicts):
     """The person's own filters: devices, vendors, and the market's export controls."""
     if scenario.devices:
         chosen = set(scenario.devices)
-        verdicts.fail(~catalog["name"].isin(chosen), "not among the devices you chose (" +
-                      ", ".join(scenario.devices[:4]) + (" …" if len(scenario.devices) > 4 else "") + ")")
+        verdicts.fail(~catalog["name"].isin(chosen), _("not among the devices you chose ({devices})").format(
+            devices=", ".join(scenario.devices[:4]) + (" …" if len(scenario.devices) > 4 else "")))
     if scenario.vendors:
-        verdicts.fail(~catalog["vendor"].isin(scenario.vendors), "vendor " + catalog["vendor"].astype(str) +
-                      " not among " + ", ".join(scenario.vendors))
+        among = ", ".join(scenario.vendors)
+        verdicts.fail(~catalog["vendor"].isin(scenario.vendors), catalog["vendor"].astype(str).map(
+            lambda x: _("vendor {vendor} not among {vendors}").format(vendor=x, vendors=among)))
     if scenario.exclude_vendors:
-        verdicts.fail(catalog["vendor"].isin(scenario.exclude_vendors), "vendor " + catalog["vendor"].astype(str) +
-                      " excluded")
+        verdicts.fail(catalog["vendor"].isin(scenario.exclude_vendors), catalog["vendor"].astype(str).map(
+            lambda x: _("vendor {vendor} excluded").format(vendor=x)))
     if scenario.market != "global":
         from ..device_facts import market_restrictions
 
@@ -287,79 +295,105 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     else:
         f["ecosystem_score"], f["ecosystem_fails"], f["ecosystem_reason"] = np.nan, 0, ""
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
-    one = _ONE.get(unit, unit)
+    one = _one(unit)
     v = _Verdicts(catalog.index)
     market_notes = _device_filters(scenario, catalog, v)
     precision = scenario.precision
-    v.fail(f["peak_flops"].isna(), f"no published dense {precision} peak (not supported or not published)")
+    v.fail(f["peak_flops"].isna(),
+           _("no published dense {precision} peak (not supported or not published)").format(precision=precision))
     slo = f["why"].astype(str).str.startswith("no batch meets the targets")
-    v.fail(~f["feasible"].astype(bool) & slo, f["why"].astype(str))
+    why = f["why"].astype(str).map(_why_words)
+    v.fail(~f["feasible"].astype(bool) & slo, why)
     # infeasible for want of a figure (unknown) or because it does not fit (a failure)
     missing = f["why"].astype(str).str.contains("no published|not published|unknown", regex=True)
     projectable = f["feasible"].astype(bool) | slo
-    v.fail(~projectable & ~missing, f["why"].astype(str))
-    v.cannot_verify(~projectable & missing, "cannot be projected: " + f["why"].astype(str),
-                    "the missing datasheet figure, or `accelkit probe` run on the device")
+    v.fail(~projectable & ~missing, why)
+    v.cannot_verify(~projectable & missing, why.map(lambda x: _("cannot be projected: {why}").format(why=x)),
+                    _("the missing datasheet figure, or `accelkit probe` run on the device"))
     if scenario.segments:
-        v.fail(~catalog["segment"].isin(scenario.segments), "segment " + catalog["segment"] + " not allowed")
+        v.fail(~catalog["segment"].isin(scenario.segments), catalog["segment"].map(
+            lambda x: _("segment {segment} not allowed").format(segment=_segment(x))))
     if scenario.deployment == "edge" and not scenario.segments:
-        v.fail(catalog["segment"] != "edge", "not an edge device (deployment: edge)")
+        v.fail(catalog["segment"] != "edge", _("not an edge device (deployment: edge)"))
     if scenario.deployment == "cloud":
-        v.fail(f["cloud_usd_per_hour"].isna(), f"not rentable: no {scenario.cloud_pricing} listing in "
-               "data/cloud_prices.csv" + (" from " + ", ".join(scenario.providers) if scenario.providers else ""))
-    v.cannot_verify(catalog["memory_gb"].isna(), "memory size not published", "the datasheet's memory size")
+        if scenario.providers:
+            rentable = _("not rentable: no {pricing} listing in data/cloud_prices.csv from {providers}").format(
+                pricing=scenario.cloud_pricing, providers=", ".join(scenario.providers))
+        else:
+            rentable = _("not rentable: no {pricing} listing in data/cloud_prices.csv").format(
+                pricing=scenario.cloud_pricing)
+        v.fail(f["cloud_usd_per_hour"].isna(), rentable)
+    v.cannot_verify(catalog["memory_gb"].isna(), _("memory size not published"), _("the datasheet's memory size"))
     never = np.isinf(f["min_devices_memory"])
     searched = scenario.search_configurations
-    v.fail(never, "the replicated part of the model state alone does not fit one device's memory"
-           + (" even with ZeRO-3" if training and searched else
-              " (a higher ZeRO stage shards it)" if training and scenario.zero_stage < 3 else ""))
+    if training and searched:
+        replicated = _("the replicated part of the model state alone does not fit one device's memory even with ZeRO-3")
+    elif training and scenario.zero_stage < 3:
+        replicated = _("the replicated part of the model state alone does not fit one device's memory (a higher ZeRO "
+                       "stage shards it)")
+    else:
+        replicated = _("the replicated part of the model state alone does not fit one device's memory")
+    v.fail(never, replicated)
+    if training and searched:
+        hold = _("needs {n} devices to hold the model even with ZeRO-3 and one sequence per device; the scenario "
+                 "allows {allowed}")
+    else:
+        hold = _("needs {n} devices to hold the model; the scenario allows {allowed}")
     v.fail(f["min_devices_memory"] > scenario.n_devices,
-           "needs " + f["min_devices_memory"].map(lambda x: f"{x:.0f}") +
-           f" devices to hold the model{' even with ZeRO-3 and one sequence per device' if training and searched else ''}"
-           f"; the scenario allows {scenario.n_devices}")
+           f["min_devices_memory"].map(lambda x: hold.format(n=f"{x:.0f}", allowed=scenario.n_devices)))
     if not training:  # training runs on the scenario's devices: its time target says whether they suffice
+        serve = _("needs {n} devices to serve the demand; the scenario allows {allowed}")
         v.fail(f["devices_needed"] > scenario.n_devices,
-               "needs " + f["devices_needed"].map(lambda x: f"{x:.0f}") +
-               f" devices to serve the demand; the scenario allows {scenario.n_devices}")
+               f["devices_needed"].map(lambda x: serve.format(n=f"{x:.0f}", allowed=scenario.n_devices)))
     if ecosystem:
-        v.fail(f["ecosystem_fails"] > 0, "ecosystem: " + f["ecosystem_reason"].astype(str))
+        v.fail(f["ecosystem_fails"] > 0,
+               f["ecosystem_reason"].astype(str).map(lambda x: _("ecosystem: {reason}").format(reason=x)))
     if scenario.power_envelope_w:
         envelope = scenario.power_envelope_w
-        v.check(catalog["tdp_w"], catalog["tdp_w"] > envelope, f"maximum power not published (envelope {envelope:g} W)",
-                "the datasheet's maximum power, or a measured draw under load",
-                catalog["tdp_w"].map(lambda x: f"{x:g} W TDP") + f" > power envelope {envelope:g} W")
+        v.check(catalog["tdp_w"], catalog["tdp_w"] > envelope,
+                _("maximum power not published (envelope {envelope} W)").format(envelope=f"{envelope:g}"),
+                _("the datasheet's maximum power, or a measured draw under load"),
+                catalog["tdp_w"].map(lambda x: _("{tdp} W TDP > power envelope {envelope} W").format(
+                    tdp=f"{x:g}", envelope=f"{envelope:g}")))
     if training:
         v.check(f["days_on_n"].where(projectable, 0.0), f["days_on_n"] > scenario.time_target_days,
-                "training time not projected", "`accelkit probe --train` on the device",
-                f["days_on_n"].map(lambda x: f"{_past(x, scenario.time_target_days)} days") +
-                f" on {scenario.n_devices} devices > target {scenario.time_target_days:g} days")
+                _("training time not projected"), _("`accelkit probe --train` on the device"),
+                f["days_on_n"].map(lambda x: _("{days} days on {n} devices > target {target} days").format(
+                    days=_past(x, scenario.time_target_days), n=scenario.n_devices,
+                    target=f"{scenario.time_target_days:g}")))
     else:
         v.check(f["latency_ms"].where(projectable, 0.0), f["latency_ms"] > scenario.latency_target_ms,
-                f"time per {one} not projected", "`accelkit probe --llm` on the device",
-                f["latency_ms"].map(lambda x: f"{_past(x, scenario.latency_target_ms)} ms per {one}") +
-                f" > target {scenario.latency_target_ms:g} ms")
+                _("time per {unit} not projected").format(unit=one), _("`accelkit probe --llm` on the device"),
+                f["latency_ms"].map(lambda x: _("{value} ms per {unit} > target {target} ms").format(
+                    value=_past(x, scenario.latency_target_ms), unit=one, target=f"{scenario.latency_target_ms:g}")))
     if scenario.budget_usd:
         spend = f["total_cost_usd"]
-        what = "rent" if scenario.deployment == "cloud" else "price"
+        budget = f"${scenario.budget_usd:,.0f}"
+        if scenario.deployment == "cloud":
+            unknown, settle = _("rent unknown (budget {budget})"), _("a provider's quote")
+        else:
+            unknown, settle = _("price unknown (budget {budget})"), _("a quoted price (the decision chapter takes quotes)")
         v.check(spend.where(projectable & f["devices_needed"].notna(), 0.0), spend > scenario.budget_usd,
-                f"{what} unknown (budget ${scenario.budget_usd:,.0f})",
-                "a quoted price (the decision chapter takes quotes)" if what == "price" else "a provider's quote",
-                spend.map(lambda x: f"${x:,.0f}") + f" > budget ${scenario.budget_usd:,.0f}")
+                unknown.format(budget=budget), settle,
+                spend.map(lambda x: _("{spend} > budget {budget}").format(spend=f"${x:,.0f}", budget=budget)))
 
     if w["cost"] > 0:
         # right-sizing is the objective: a device whose cost of meeting the demand is unknown
         # cannot be placed against the others (scoring it on the rest would let it top the list)
-        what = "rent" if scenario.deployment == "cloud" else "price"
-        v.cannot_verify(projectable & f["devices_needed"].notna() & f["total_cost_usd"].isna(),
-                        f"{what} unknown: the cheapest way to meet the demand cannot be placed",
-                        "a quoted price (the decision chapter takes quotes), or the cost weight set to 0")
+        placed = (_("rent unknown: the cheapest way to meet the demand cannot be placed")
+                  if scenario.deployment == "cloud" else
+                  _("price unknown: the cheapest way to meet the demand cannot be placed"))
+        v.cannot_verify(projectable & f["devices_needed"].notna() & f["total_cost_usd"].isna(), placed,
+                        _("a quoted price (the decision chapter takes quotes), or the cost weight set to 0"))
     raw = {"time": f["target_margin"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
            "ecosystem": f["ecosystem_score"], "headroom": f["headroom"]}
     unknown = pd.DataFrame({k: ~np.isfinite(x.to_numpy(dtype=float)) for k, x in raw.items()}, index=catalog.index)
     if scenario.exclude_unknown:
         weighted_unknown = unknown[[k for k in CRITERIA if w[k] > 0]]
         names = weighted_unknown.apply(lambda r: ", ".join(_UNKNOWN_WORDS[k] for k in r.index[r]), axis=1)
-        v.fail(weighted_unknown.any(axis=1), names + " unknown (the scenario excludes devices with unknown criteria)")
+        v.fail(weighted_unknown.any(axis=1), names.map(
+            lambda x: _("{names} unknown (the scenario excludes devices with unknown criteria)").format(
+                names=_unknown_words(x))))
     status = v.status
     short = status == "shortlisted"
     crit = pd.DataFrame(np.nan, index=catalog.index, columns=list(CRITERIA))
@@ -399,7 +433,8 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["latency_ms_high"] = units.s_to_ms(f["latency_s_high"])
     out["cost_per_million_tokens_low"] = f["cost_per_million_tokens_low"]
     out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
-    out["efficiency_source"] = f["matmul_source"].astype(str) + " | memory: " + f["memory_source"].astype(str)
+    out["efficiency_source"] = [_efficiency_words(mm, mem) for mm, mem in
+                                zip(f["matmul_source"].astype(str), f["memory_source"].astype(str))]
     for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "expert_parallel",
                   "zero_stage", "batch_size",
                   "configuration", "ttft_s", "ttft_s_low", "ttft_s_high"):
@@ -433,7 +468,8 @@ def _ecosystem_scores(scenario, catalog):
 
     requirements = eco.Requirements.from_scenario(scenario)
     cols = [c for c in ("name", "vendor", "kind", "segment", "software_stack") if c in catalog]
-    key = (repr(requirements), tuple(map(tuple, catalog[cols].astype(str).to_numpy())))
+    # the language is part of the key: the checklist's reasons are words
+    key = (repr(requirements), tuple(map(tuple, catalog[cols].astype(str).to_numpy())), language())
     if key not in _ECOSYSTEM_CACHE:
         if len(_ECOSYSTEM_CACHE) > 64:
             _ECOSYSTEM_CACHE.clear()

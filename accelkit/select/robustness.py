@@ -8,6 +8,7 @@ import pandas as pd
 
 from .. import sizing
 from ..catalog import load_catalog
+from ..i18n import _
 from .ranking import _ecosystem_scores, rank
 from .scoring import _scale, _weights, speed_score, weighted_score
 
@@ -99,7 +100,7 @@ def sensitivity(scenario, catalog=None, ranges=None, weights=None):
         rows.append({
             "assumption": assumption, "base": base, "winner_at_base": base_winner, "runner_up": runner_up,
             "switches_at": switching[0][1] if switching else np.nan,
-            "new_winner": (switching[0][2] or "no device passes") if switching else "",
+            "new_winner": (switching[0][2] or _("no device passes")) if switching else "",
             "margin_at_base": at_base[0] if at_base else float(base_short.iloc[0]["score"] - (
                 base_short.iloc[1]["score"] if len(base_short) > 1 else 0.0)),
             "margin_min": np.nanmin(margins) if np.isfinite(margins).any() else np.nan,

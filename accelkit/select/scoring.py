@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_
+
 # one home, below the scenario (which checks weight names against them)
 from ..vocabulary import DECISION_CRITERIA as CRITERIA
 from ..vocabulary import DECISION_WEIGHTS as DEFAULT_WEIGHTS
@@ -53,8 +55,9 @@ def speed_score(margin, headroom):
     return _scale(np.where(np.isfinite(m), np.minimum(m, 1.0 + float(headroom)), np.nan))
 
 
-_UNKNOWN_WORDS = {"time": "speed", "cost": "price", "efficiency": "power", "ecosystem": "ecosystem fit",
-                  "headroom": "memory"}
+#: a criterion that is unknown, in words (English in the ``unknown_criteria`` column, translated where shown)
+_UNKNOWN_WORDS = {"time": N_("speed"), "cost": N_("price"), "efficiency": N_("power"), "ecosystem": N_("ecosystem fit"),
+                  "headroom": N_("memory")}
 
 
 def weighted_score(criteria, weights):
