@@ -130,15 +130,22 @@ def lookup(term):
     raise KeyError(f"{term!r} is not in the glossary (data/glossary.csv){did_you_mean}")
 
 
-def _lang(lang):
+def _lang(lang=None):
+    """The glossary's column suffix for ``lang``; ``None`` is the language now in use
+    (:func:`accelkit.i18n.language`: ``zh_CN`` -> ``zh``, otherwise ``en``)."""
+    if lang is None:
+        from .i18n import language
+
+        return "zh" if language().startswith("zh") else "en"
     code = str(lang).lower().replace("-", "_").split("_")[0]
     if code not in LANGS:
         raise ValueError(f"lang must be one of {', '.join(LANGS)} (or a locale such as zh_CN); got {lang!r}")
     return code
 
 
-def define(term, lang="en", long=False):
-    """The definition of ``term`` in ``lang`` ("en", "zh" or a locale such as "zh_CN").
+def define(term, lang=None, long=False):
+    """The definition of ``term`` in ``lang`` ("en", "zh" or a locale such as "zh_CN"; default: the
+    language now in use, see :func:`accelkit.i18n.language`).
 
     ``long=False`` gives the one-sentence definition, ``long=True`` the two-to-three-sentence one.
     """
@@ -154,8 +161,10 @@ def source_url(term):
 _HEAD = {"en": ("Glossary", "Source"), "zh": ("术语表", "出处")}
 
 
-def glossary_html(lang="en", only=None):
+def glossary_html(lang=None, only=None):
     """The glossary as an HTML page fragment: one ``<dt>``/``<dd>`` per term, alphabetical.
+
+    ``lang``: "en", "zh" (or a locale); default the language now in use.
 
     ``only`` limits it to some terms (for a chapter's own glossary section).
     """

@@ -19,6 +19,7 @@ import pandas as pd
 from ..catalog import SOFTWARE_STACKS
 from ..local import devices, host, nvml
 from ..local.devices import NOT_INSTALLED
+from ..i18n import _
 from .vocabulary import STACK_LABELS
 
 __all__ = ["AUDIT_PACKAGES", "NOT_INSTALLED", "audit_local", "audit_table"]
@@ -70,7 +71,8 @@ def _onnxruntime_providers(packages, probe):
         return None
 
 def _gpu_list(gpus):
-    return ", ".join(f"{g['name']} (compute capability {g['capability'] or '?'})" for g in gpus)
+    return ", ".join(_("{gpu} (compute capability {capability})").format(gpu=g["name"], capability=g["capability"] or "?")
+                     for g in gpus)
 
 
 def _stack_meaning(stack, packages, torch_facts, driver, providers, system):
@@ -81,60 +83,71 @@ def _stack_meaning(stack, packages, torch_facts, driver, providers, system):
         gpu = driver["version"]
         if t["cuda"] and imported:
             if t["cuda_available"]:
-                return "ready", (f"torch {t['version']} built for CUDA {t['cuda']} sees {t['device_count']} GPU(s): "
-                                 f"{_gpu_list(t['devices'])}")
-            return "partly", (f"torch {t['version']} is a CUDA {t['cuda']} build but sees no GPU"
-                              + (f" (NVIDIA driver {gpu})" if gpu else "; no NVIDIA driver found"))
+                return "ready", _("torch {version} built for CUDA {cuda} sees {n} GPU(s): {gpus}").format(
+                    version=t["version"], cuda=t["cuda"], n=t["device_count"], gpus=_gpu_list(t["devices"]))
+            return "partly", (_("torch {version} is a CUDA {cuda} build but sees no GPU (NVIDIA driver {driver})")
+                              if gpu else
+                              _("torch {version} is a CUDA {cuda} build but sees no GPU; no NVIDIA driver found")
+                              ).format(version=t["version"], cuda=t["cuda"], driver=gpu)
         if t["cuda"]:
             if gpu and driver["gpus"]:
-                return "ready", (f"torch {t['version']} is built for CUDA {t['cuda']} and NVIDIA driver {gpu} "
-                                 f"shows {len(driver['gpus'])} GPU(s): {_gpu_list(driver['gpus'])} (torch not "
-                                 "imported to confirm; chapter 08 measures it)")
-            return "partly", f"torch {t['version']} is a CUDA {t['cuda']} build but no NVIDIA driver was found"
+                return "ready", _("torch {version} is built for CUDA {cuda} and NVIDIA driver {driver} shows {n} "
+                                  "GPU(s): {gpus} (torch not imported to confirm; chapter 08 measures it)").format(
+                    version=t["version"], cuda=t["cuda"], driver=gpu, n=len(driver["gpus"]),
+                    gpus=_gpu_list(driver["gpus"]))
+            return "partly", _("torch {version} is a CUDA {cuda} build but no NVIDIA driver was found").format(
+                version=t["version"], cuda=t["cuda"])
         if t["installed"] and t["version"] and not t["hip"]:
             return ("partly" if gpu else "not here"), (
-                f"torch {t['version']} is a CPU-only build: the CUDA stack is not usable here yet"
-                + (f"; NVIDIA driver {gpu} is present, so install a CUDA build of torch" if gpu else
-                   "; no NVIDIA driver found either"))
+                _("torch {version} is a CPU-only build: the CUDA stack is not usable here yet; NVIDIA driver {driver} "
+                  "is present, so install a CUDA build of torch") if gpu else
+                _("torch {version} is a CPU-only build: the CUDA stack is not usable here yet; no NVIDIA driver found "
+                  "either")).format(version=t["version"], driver=gpu)
         if gpu:
-            return "partly", (f"NVIDIA driver {gpu} shows {len(driver['gpus'])} GPU(s) "
-                              f"({_gpu_list(driver['gpus'])}) but no CUDA build of torch is installed")
-        return "not here", "no NVIDIA driver and no CUDA build of torch"
+            return "partly", _("NVIDIA driver {driver} shows {n} GPU(s) ({gpus}) but no CUDA build of torch is "
+                               "installed").format(driver=gpu, n=len(driver["gpus"]), gpus=_gpu_list(driver["gpus"]))
+        return "not here", _("no NVIDIA driver and no CUDA build of torch")
     if stack == "rocm":
         if t["hip"] and imported:
             if t["cuda_available"]:
-                return "ready", f"torch {t['version']} built for ROCm (HIP {t['hip']}) sees {t['device_count']} GPU(s)"
-            return "partly", f"torch {t['version']} is a ROCm (HIP {t['hip']}) build but sees no GPU"
+                return "ready", _("torch {version} built for ROCm (HIP {hip}) sees {n} GPU(s)").format(
+                    version=t["version"], hip=t["hip"], n=t["device_count"])
+            return "partly", _("torch {version} is a ROCm (HIP {hip}) build but sees no GPU").format(
+                version=t["version"], hip=t["hip"])
         if t["hip"]:
-            return "partly", f"torch {t['version']} is a ROCm (HIP {t['hip']}) build (torch not imported to check a GPU)"
+            return "partly", _("torch {version} is a ROCm (HIP {hip}) build (torch not imported to check a GPU)").format(
+                version=t["version"], hip=t["hip"])
         rocm = host.rocm_version()
         if rocm:
-            return "partly", f"ROCm {rocm} is installed under /opt/rocm but torch is not a ROCm build"
-        return "not here", "no ROCm build of torch and no /opt/rocm"
+            return "partly", _("ROCm {rocm} is installed under /opt/rocm but torch is not a ROCm build").format(rocm=rocm)
+        return "not here", _("no ROCm build of torch and no /opt/rocm")
     if stack == "mps":
         if t["mps_available"]:
-            return "ready", f"torch {t['version']} can use the Apple GPU (mps)"
+            return "ready", _("torch {version} can use the Apple GPU (mps)").format(version=t["version"])
         if system["platform"] == "darwin" and system["machine"] == "arm64" and t["installed"] and not imported:
-            return "partly", f"torch {t['version']} on Apple silicon (torch not imported to confirm mps)"
-        return "not here", ("torch does not report an MPS device" if imported else
-                            "no Apple-silicon torch here") + f" (platform: {system['platform']})"
+            return "partly", _("torch {version} on Apple silicon (torch not imported to confirm mps)").format(
+                version=t["version"])
+        return "not here", (_("torch does not report an MPS device (platform: {platform})") if imported else
+                            _("no Apple-silicon torch here (platform: {platform})")).format(platform=system["platform"])
     if stack == "oneapi" and t["xpu_available"]:
-        return "ready", f"torch {t['version']} sees an Intel GPU (xpu)"
+        return "ready", _("torch {version} sees an Intel GPU (xpu)").format(version=t["version"])
     if stack == "jetpack":
         if host.is_jetson():
-            return "ready", "this is a Jetson (/etc/nv_tegra_release present)"
-        return "not here", "not a Jetson (no /etc/nv_tegra_release)"
+            return "ready", _("this is a Jetson (/etc/nv_tegra_release present)")
+        return "not here", _("not a Jetson (no /etc/nv_tegra_release)")
     keys = _STACK_PACKAGES.get(stack, ())
     found = [f"{k} {packages[k]}" for k in keys if packages.get(k, NOT_INSTALLED) != NOT_INSTALLED]
     if stack == "openvino" and providers and "OpenVINOExecutionProvider" in providers:
         found.append("ONNX Runtime OpenVINO EP")
     if found:
-        extra = {"openvino": " (its CPU plugin runs on this machine's CPU)",
-                 "coreml": f" (Core ML itself runs only on Apple OSes; platform: {system['platform']})",
-                 "xla": " (TPUs are reachable only on Cloud TPU VMs)"}.get(stack, "")
-        return "partly", "software installed: " + ", ".join(found) + extra + "; no device check was run"
-    wanted = ", ".join(keys) if keys else "its vendor SDK"
-    return "not here", f"not installed: {wanted}"
+        extra = {"openvino": " " + _("(its CPU plugin runs on this machine's CPU)"),
+                 "coreml": " " + _("(Core ML itself runs only on Apple OSes; platform: {platform})").format(
+                     platform=system["platform"]),
+                 "xla": " " + _("(TPUs are reachable only on Cloud TPU VMs)")}.get(stack, "")
+        return "partly", _("software installed: {found}{extra}; no device check was run").format(
+            found=", ".join(found), extra=extra)
+    wanted = ", ".join(keys) if keys else _("its vendor SDK")
+    return "not here", _("not installed: {wanted}").format(wanted=wanted)
 
 
 def audit_local(inspect_torch="auto", probe_onnxruntime=True, timeout_s=5.0):

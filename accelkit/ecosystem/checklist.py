@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_choice
+from ..i18n import N_, _
 from .data import load_ecosystem
 from .items import (
     _builtin_segments, _custom_kernel_items, _deployment_items, _framework_items, _level_items, _serving_items,
@@ -160,21 +161,25 @@ def checklist(requirements=None, stacks=None, *, ecosystem=None, catalog=None):
         records += _framework_items(table, stacks, framework)
     if req.special_operators:
         names = ", ".join(req.special_operators)
-        records += _level_items(table, stacks, f"special operators: {names}", "operator_coverage",
-                                "operator_coverage", True, f"Check {names} against this stack's support list; coverage ")
+        records += _level_items(table, stacks, _("special operators: {names}").format(names=names), "operator_coverage",
+                                "operator_coverage", True,
+                                _("Check {names} against this stack's support list; coverage {level}"), names=names)
     else:
-        records += _level_items(table, stacks, "operator coverage", "operator_coverage", "operator_coverage", False,
-                                "Operator coverage ")
-    records += _level_items(table, stacks, "driver / toolkit versions", "driver_toolkit", "driver_toolkit", True,
-                            "Driver and toolkit ")
+        records += _level_items(table, stacks, _("operator coverage"), "operator_coverage", "operator_coverage", False,
+                                _("Operator coverage {level}"))
+    records += _level_items(table, stacks, _("driver / toolkit versions"), "driver_toolkit", "driver_toolkit", True,
+                            _("Driver and toolkit {level}"))
     records += _custom_kernel_items(table, stacks, req.custom_cuda_kernels)
     runtimes = ([req.serving_runtime] if req.serving_runtime != "any" else []) + \
         [f for f in req.frameworks if f in ("vllm", "triton")]
     records += _serving_items(table, stacks, list(dict.fromkeys(runtimes)))
-    records += _level_items(table, stacks, "quantisation toolchain" + ("" if req.needs_quantization else " (helps)"),
-                            "quantization", "quantization", req.needs_quantization, "Quantisation ")
-    for criterion, item in (("profiler", "profiler"), ("containers", "container images"), ("community", "community")):
-        records += _level_items(table, stacks, item, criterion, criterion, False, f"{item.capitalize()} ")
+    records += _level_items(table, stacks, _("quantisation toolchain") if req.needs_quantization else
+                            _("quantisation toolchain (helps)"),
+                            "quantization", "quantization", req.needs_quantization, _("Quantisation {level}"))
+    for criterion, item, sentence in (("profiler", N_("profiler"), N_("Profiler {level}")),
+                                      ("containers", N_("container images"), N_("Container images {level}")),
+                                      ("community", N_("community"), N_("Community {level}"))):
+        records += _level_items(table, stacks, _(item), criterion, criterion, False, _(sentence))
     records += _team_items(table, stacks, req.team_skills)
     records += _deployment_items(table, stacks, req.deployment, segments)
 

@@ -7,11 +7,19 @@ from pathlib import Path
 import pandas as pd
 
 from .scores import stack_scores
-from .vocabulary import STACK_LABELS
+from ..i18n import N_, _
+from .vocabulary import LEVEL_WORDS, STACK_LABELS, STATUS_WORDS
 
 __all__ = ["to_markdown", "export", "free_paths"]
 
-_SYMBOL = {"pass": "✅ pass", "risk": "⚠️ risk", "fail": "❌ fail"}
+_SYMBOL = {"pass": "✅", "risk": "⚠️", "fail": "❌"}
+
+
+def _status(status):
+    """A status as the Markdown shows it: its symbol and its word in the language now in use."""
+    if status not in _SYMBOL:
+        return status
+    return f"{_SYMBOL[status]} {_(STATUS_WORDS[status])}"
 
 
 def _md_cell(text):
@@ -19,36 +27,41 @@ def _md_cell(text):
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").strip()
 
 
-def to_markdown(checklist_frame, title="Software-ecosystem checklist", requirements=None):
+def to_markdown(checklist_frame, title=None, requirements=None):
     """The checklist as a Markdown document: a score table, then one section per stack.
 
     Parameters
     ----------
     checklist_frame : DataFrame
         :func:`checklist` output.
-    title : str
+    title : str, optional
+        Default "Software-ecosystem checklist" (in the language now in use).
     requirements : Requirements, optional
         Described under the title when given.
     """
     _check_checklist(checklist_frame)
     scores = stack_scores(checklist_frame=checklist_frame)
+    title = _("Software-ecosystem checklist") if title is None else title
     lines = [f"# {title}", ""]
     if requirements is not None:
-        lines += [f"Requirements: {_md_cell(requirements.describe())}", ""]
-    lines += ["Score 0-100: weighted mean of item points (pass 70-100 by support level, risk 40-60, fail 0; "
-              "see accelkit.ecosystem.checklist).", "",
-              "| stack | score | fail | risk | pass | worst item |", "|---|---:|---:|---:|---:|---|"]
+        lines += [_("Requirements: {requirements}").format(requirements=_md_cell(requirements.describe())), ""]
+    head = " | ".join(_(h) for h in (N_("stack"), N_("score"), N_("fail"), N_("risk"), N_("pass"), N_("worst item")))
+    lines += [_("Score 0-100: weighted mean of item points (pass 70-100 by support level, risk 40-60, fail 0; "
+                "see accelkit.ecosystem.checklist)."), "",
+              f"| {head} |", "|---|---:|---:|---:|---:|---|"]
     for stack, row in scores.iterrows():
         lines.append(f"| {_md_cell(row['label'])} | {row['score']:.1f} | {row['n_fail']} | {row['n_risk']} | "
                      f"{row['n_pass']} | {_md_cell(row['worst_item'])} |")
     for stack in scores.index:
         rows = checklist_frame[checklist_frame["stack"] == stack]
         lines += ["", f"## {_md_cell(STACK_LABELS.get(stack, stack))} ({stack}): {rows['score'].iloc[0]:.1f}", "",
-                  "| item | status | level | reason | source |", "|---|---|---|---|---|"]
-        for _, r in rows.iterrows():
+                  "| " + " | ".join(_(h) for h in (N_("item"), N_("status"), N_("level"), N_("reason"), N_("source")))
+                  + " |", "|---|---|---|---|---|"]
+        for _i, r in rows.iterrows():
             source = f"<{r['source_url']}>" if r["source_url"] else ""
-            lines.append(f"| {_md_cell(r['item'])} | {_SYMBOL.get(r['status'], r['status'])} | "
-                         f"{_md_cell(r['level']) or '—'} | {_md_cell(r['reason'])} | {source} |")
+            level = _(LEVEL_WORDS[r["level"]]) if r["level"] in LEVEL_WORDS else r["level"]
+            lines.append(f"| {_md_cell(r['item'])} | {_status(r['status'])} | "
+                         f"{_md_cell(level) or '—'} | {_md_cell(r['reason'])} | {source} |")
     return "\n".join(lines) + "\n"
 
 

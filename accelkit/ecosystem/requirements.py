@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from .._validate import check_choice, check_number, suggest
+from ..i18n import N_, _
 from ..catalog import SOFTWARE_STACKS
 from .vocabulary import (
     DEFAULT_WEIGHTS, DEPLOYMENTS, FRAMEWORK_LABELS, FRAMEWORKS, RUNTIME_LABELS, SERVING_RUNTIMES, STACK_LABELS,
@@ -19,6 +20,11 @@ from .vocabulary import (
 )
 
 __all__ = ["Requirements"]
+
+
+#: "<deployment> deployment" in words
+_DEPLOYMENT_PHRASES = {"cloud": N_("cloud deployment"), "on-prem": N_("on-prem deployment"),
+                       "edge": N_("edge deployment")}
 
 
 def _name_list(name, value, options):
@@ -137,18 +143,19 @@ class Requirements:
         return cls(**values)
 
     def describe(self):
-        """One line in words (titles, reports)."""
-        parts = [" + ".join(FRAMEWORK_LABELS.get(f, f) for f in self.frameworks) or "no framework"]
+        """One line in words (titles, reports), in the language now in use."""
+        parts = [" + ".join(FRAMEWORK_LABELS.get(f, f) for f in self.frameworks) or _("no framework")]
         if self.special_operators:
-            parts.append("special ops " + ", ".join(self.special_operators))
+            parts.append(_("special ops {names}").format(names=", ".join(self.special_operators)))
         if self.custom_cuda_kernels:
-            parts.append("own CUDA kernels")
+            parts.append(_("own CUDA kernels"))
         if self.serving_runtime != "any":
-            parts.append(f"serving on {RUNTIME_LABELS[self.serving_runtime]}")
+            parts.append(_("serving on {runtime}").format(runtime=RUNTIME_LABELS[self.serving_runtime]))
         if self.needs_quantization:
-            parts.append("quantised models")
-        skills = ", ".join(STACK_LABELS.get(s, s) for s in self.team_skills) or "no stack"
-        parts.append(f"team knows {skills}")
-        parts.append(f"{self.deployment} deployment")
+            parts.append(_("quantised models"))
+        skills = ", ".join(STACK_LABELS.get(s, s) for s in self.team_skills) or _("no stack")
+        parts.append(_("team knows {stacks}").format(stacks=skills))
+        parts.append(_(_DEPLOYMENT_PHRASES[self.deployment]) if self.deployment in _DEPLOYMENT_PHRASES
+                     else f"{self.deployment} deployment")
         return "; ".join(parts)
 

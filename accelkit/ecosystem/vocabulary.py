@@ -10,12 +10,13 @@ traps" -- its must-check list gives the criteria.
 
 from __future__ import annotations
 
+from ..i18n import N_
 from ..vocabulary import ECOSYSTEM_WEIGHTS
 from ..vocabulary import FRAMEWORKS as _SCENARIO_FRAMEWORKS
 
 __all__ = ["CRITERIA", "LEVELS", "STATUSES", "FRAMEWORKS", "SERVING_RUNTIMES", "DEPLOYMENTS", "DEFAULT_WEIGHTS",
            "WEIGHT_KEYS", "STATUS_POINTS", "POINTS", "STACK_LABELS", "CRITERION_LABELS", "FRAMEWORK_LABELS",
-           "RUNTIME_LABELS"]
+           "RUNTIME_LABELS", "STATUS_WORDS", "LEVEL_WORDS"]
 
 #: criteria of data/ecosystem.csv, in display order
 CRITERIA = (
@@ -30,6 +31,10 @@ CRITERIA = (
 LEVELS = ("native", "plugin", "fork", "limited", "none", "unknown")
 
 STATUSES = ("pass", "risk", "fail")
+#: statuses and levels as people read them (the values stay English: they are data)
+STATUS_WORDS = {"pass": N_("pass"), "risk": N_("risk"), "fail": N_("fail")}
+LEVEL_WORDS = {"native": N_("native"), "plugin": N_("plugin"), "fork": N_("fork"), "limited": N_("limited"),
+               "none": N_("none"), "unknown": N_("unknown")}
 
 #: frameworks a team can require: the scenario's vocabulary (accelkit.scenario.FRAMEWORKS)
 FRAMEWORKS = tuple(_SCENARIO_FRAMEWORKS)
@@ -74,17 +79,17 @@ CRITERION_LABELS = {
     "tensorflow": "TensorFlow",
     "jax": "JAX",
     "onnxruntime": "ONNX Runtime",
-    "operator_coverage": "operator coverage",
-    "driver_toolkit": "driver / toolkit",
-    "custom_ops": "custom ops",
-    "profiler": "profiler",
-    "quantization": "quantisation",
-    "serving": "serving",
-    "containers": "containers",
-    "community": "community",
-    "team_skills": "team skills",
-    "deployment": "deployment",
-    "frameworks": "frameworks",
+    "operator_coverage": N_("operator coverage"),
+    "driver_toolkit": N_("driver / toolkit"),
+    "custom_ops": N_("custom ops"),
+    "profiler": N_("profiler"),
+    "quantization": N_("quantisation"),
+    "serving": N_("serving"),
+    "containers": N_("containers"),
+    "community": N_("community"),
+    "team_skills": N_("team skills"),
+    "deployment": N_("deployment"),
+    "frameworks": N_("frameworks"),
 }
 
 FRAMEWORK_LABELS = {
@@ -92,4 +97,5 @@ FRAMEWORK_LABELS = {
     "openvino": "OpenVINO", "tensorrt": "TensorRT", "vllm": "vLLM", "triton": "Triton",
     "mindspore": "MindSpore", "paddle": "PaddlePaddle",
 }
-RUNTIME_LABELS = {"any": "any", "vllm": "vLLM", "triton": "Triton", "tgi": "TGI"}
+#: labels as shown: the words among them are marked for translation (translate with ``_()`` where shown)
+RUNTIME_LABELS = {"any": N_("any"), "vllm": "vLLM", "triton": "Triton", "tgi": "TGI"}

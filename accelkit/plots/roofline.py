@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import units
+from ..i18n import _
 from ._common import PALETTE, empty_figure, figure, reference_lines, unit_of
 
 __all__ = ["roofline_chart", "bert_claim_chart"]
@@ -22,53 +23,61 @@ def roofline_chart(devices, workloads, precision, title=None):
     precision : str
         For the axis label.
     """
-    title = title or (f"Roofline at {precision}: attainable = min(peak, bandwidth × intensity); "
-                      "dashed: the achievable ceilings")
+    title = title or _("Roofline at {precision}: attainable = min(peak, bandwidth × intensity); dashed: the "
+                       "achievable ceilings").format(precision=precision)
     devices = devices.dropna(subset=["peak_flops", "bandwidth"])
     if devices.empty:
-        return empty_figure(f"No selected device publishes both a {precision} peak and a bandwidth", title)
+        return empty_figure(_("No selected device publishes both a {precision} peak and a bandwidth").format(
+            precision=precision), title)
     lo = min(0.05, float(workloads["intensity"].min()) / 2) if len(workloads) else 0.05
     hi = max(5000.0, float(workloads["intensity"].max()) * 2) if len(workloads) else 5000.0
     x = np.logspace(np.log10(lo), np.log10(hi), 200)
     unit = unit_of(precision)
     traces = []
-    for i, (_, d) in enumerate(devices.iterrows()):
+    for i, (_i, d) in enumerate(devices.iterrows()):
         color = PALETTE[i % len(PALETTE)]
         y = np.minimum(d["peak_flops"], d["bandwidth"] * x) / units.TERA
         ridge = d["peak_flops"] / d["bandwidth"]
         traces.append({
             "type": "scatter", "x": x, "y": y, "mode": "lines", "name": d["name"], "line": {"color": color, "width": 2},
-            "hovertemplate": (f"<b>{d['name']}</b><br>intensity %{{x:.3g}} FLOP/B<br>attainable %{{y:,.1f}} {unit}"
-                              f"<br>ridge {ridge:.0f} FLOP/B<br>source: {d.get('source_url', '')}<extra></extra>"),
+            "hovertemplate": (f"<b>{d['name']}</b><br>"
+                              + _("intensity {value} FLOP/B").format(value="%{x:.3g}") + "<br>"
+                              + _("attainable {value} {unit}").format(value="%{y:,.1f}", unit=unit) + "<br>"
+                              + _("ridge {value} FLOP/B").format(value=f"{ridge:.0f}") + "<br>"
+                              + _("source: {url}").format(url=d.get("source_url", "")) + "<extra></extra>"),
         })
         if np.isfinite(d.get("achievable_flops", np.nan)) and np.isfinite(d.get("achievable_bandwidth", np.nan)):
             ya = np.minimum(d["achievable_flops"], d["achievable_bandwidth"] * x) / units.TERA
             src = "<br>".join(str(d.get("efficiency_source", ""))[i:i + 80]
                               for i in range(0, len(str(d.get("efficiency_source", ""))), 80))
             traces.append({
-                "type": "scatter", "x": x, "y": ya, "mode": "lines", "name": f"{d['name']} (achievable)",
+                "type": "scatter", "x": x, "y": ya, "mode": "lines",
+                "name": _("{device} (achievable)").format(device=d["name"]),
                 "showlegend": False, "line": {"color": color, "width": 1.5, "dash": "dash"},
-                "hovertemplate": (f"<b>{d['name']}</b>, achievable (published measurements)<br>intensity %{{x:.3g}} "
-                                  f"FLOP/B<br>attainable %{{y:,.1f}} {unit}<br>{src}<extra></extra>"),
+                "hovertemplate": ("<b>" + _("{device}</b>, achievable (published measurements)").format(
+                                      device=d["name"]) + "<br>"
+                                  + _("intensity {value} FLOP/B").format(value="%{x:.3g}") + "<br>"
+                                  + _("attainable {value} {unit}").format(value="%{y:,.1f}", unit=unit)
+                                  + f"<br>{src}<extra></extra>"),
             })
         pts = np.minimum(d["peak_flops"], d["bandwidth"] * workloads["intensity"].to_numpy()) / units.TERA
         traces.append({
             "type": "scatter", "x": workloads["intensity"], "y": pts, "mode": "markers", "showlegend": False,
             "marker": {"color": color, "size": 9, "line": {"width": 1, "color": "white"}},
             "text": workloads["workload"],
-            "hovertemplate": (f"<b>%{{text}}</b> on {d['name']}<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}"
-                              "<extra></extra>"),
+            "hovertemplate": (_("<b>{workload}</b> on {device}").format(workload="%{text}", device=d["name"])
+                              + f"<br>%{{x:.3g}} FLOP/B → %{{y:,.1f}} {unit}<extra></extra>"),
         })
     # on log axes, shapes take data values and annotations take log10 values
     shapes, notes = reference_lines("v", list(workloads["intensity"]), [], ["#aaaaaa"] * len(workloads))
-    for j, (_, w) in enumerate(workloads.iterrows()):
+    for j, (_k, w) in enumerate(workloads.iterrows()):
         notes.append({"x": float(np.log10(w["intensity"])), "y": 1.0 - 0.055 * (j % 6), "yref": "paper",
                       "text": w["workload"], "showarrow": False, "font": {"size": 9, "color": "#555"},
                       "xanchor": "left"})
     return figure(traces, title, height=520, shapes=shapes, annotations=notes,
-                  xaxis={"type": "log", "title": "arithmetic intensity [FLOP/byte]",
+                  xaxis={"type": "log", "title": _("arithmetic intensity [FLOP/byte]"),
                          "range": [np.log10(lo), np.log10(hi)]},
-                  yaxis={"type": "log", "title": f"attainable [{unit}]"})
+                  yaxis={"type": "log", "title": _("attainable [{unit}]").format(unit=unit)})
 
 
 def bert_claim_chart(table):
@@ -83,10 +92,13 @@ def bert_claim_chart(table):
                                 group["latency_ms_low"], group["latency_ms_high"],
                                 ["<br>".join(str(t)[i:i + 80] for i in range(0, len(str(t)), 80))
                                  for t in group["source"]]], axis=-1),
-        "hovertemplate": "batch %{x}<br>%{y:.3f} ms per batch (%{customdata[2]:.3f}-%{customdata[3]:.3f})"
-                         "<br>%{customdata[0]:,.0f} sequences/s, %{customdata[1]:.2f} per W"
-                         "<br>%{customdata[4]}<extra></extra>",
+        "hovertemplate": (_("batch {batch}").format(batch="%{x}") + "<br>"
+                          + _("{ms} ms per batch ({low}-{high})").format(
+                              ms="%{y:.3f}", low="%{customdata[2]:.3f}", high="%{customdata[3]:.3f}") + "<br>"
+                          + _("{rate} sequences/s, {per_watt} per W").format(
+                              rate="%{customdata[0]:,.0f}", per_watt="%{customdata[1]:.2f}")
+                          + "<br>%{customdata[4]}<extra></extra>"),
     } for i, ((device, precision), group) in enumerate(table.groupby(["device", "precision"], sort=False))]
-    return figure(traces, "BERT-base inference: V100 vs T4 (the source text's claim)", height=400,
-                  xaxis={"type": "log", "title": "batch [sequences]"},
-                  yaxis={"type": "log", "title": "time per batch [ms] (projected)"})
+    return figure(traces, _("BERT-base inference: V100 vs T4 (the source text's claim)"), height=400,
+                  xaxis={"type": "log", "title": _("batch [sequences]")},
+                  yaxis={"type": "log", "title": _("time per batch [ms] (projected)")})

@@ -15,6 +15,7 @@ import ipywidgets as W
 
 from .. import units
 from .. import userfiles as U
+from ..i18n import _
 
 __all__ = ["FilePicker", "download_link", "DownloadBox"]
 
@@ -47,16 +48,17 @@ class FilePicker:
         options = list(self.builtin)
         self.given = [Path(p) for p in ([given] if isinstance(given, (str, Path)) else (given or [])) if str(p)]
         if self.given:
-            options.append((f"file: {', '.join(p.name for p in self.given)}", ("given", "")))
-        options.append(("uploaded file" + ("(s)" if multiple else ""), UPLOAD))
+            options.append((_("file: {names}").format(names=", ".join(p.name for p in self.given)), ("given", "")))
+        options.append((_("uploaded file(s)") if multiple else _("uploaded file"), UPLOAD))
         for name in U.data_files(suffixes=suffixes):
-            options.append((f"data folder: {name}", ("data", name)))
+            options.append((_("data folder: {name}").format(name=name), ("data", name)))
         if value is None:
             value = ("given", "") if self.given else options[0][1]
         self.choice = W.Dropdown(options=options, value=value, description=description,
                                  layout=W.Layout(width=width))
-        self.upload = W.FileUpload(accept=accept, multiple=multiple, description="upload",
-                                   tooltip=f"a file from your computer (at most {U.MAX_BYTES / units.MIB:g} MiB)",
+        self.upload = W.FileUpload(accept=accept, multiple=multiple, description=_("upload"),
+                                   tooltip=_("a file from your computer (at most {size} MiB)").format(
+                                       size=f"{U.MAX_BYTES / units.MIB:g}"),
                                    layout=W.Layout(width="120px"))
         self.upload.observe(self._on_upload, names="value")
         self.widget = W.HBox([self.choice, self.upload], layout=W.Layout(align_items="center"))
@@ -93,7 +95,8 @@ class FilePicker:
         if kind == "upload":
             files = U.uploaded_files(self.upload.value)
             if not files:
-                raise U.InputError(f"{self.choice.description}: no file uploaded yet; press 'upload' and choose one")
+                raise U.InputError(_("{what}: no file uploaded yet; press 'upload' and choose one").format(
+                    what=self.choice.description))
             return files
         if kind == "data":
             return [(name, U.read_data_file(name))]
@@ -103,7 +106,7 @@ class FilePicker:
 def download_link(filename, text, mime="application/json", label=None):
     """An ``<a download>`` link carrying ``text`` as a ``data:`` URL (nothing is written on the server)."""
     data = base64.b64encode(text.encode("utf-8") if isinstance(text, str) else bytes(text)).decode("ascii")
-    label = label or f"download {filename}"
+    label = label or _("download {file}").format(file=filename)
     return (f'<a download="{html.escape(filename)}" href="data:{mime};base64,{data}" class="ak-download">'
             f"{html.escape(label)}</a>")
 

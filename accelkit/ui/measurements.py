@@ -12,6 +12,8 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from ..i18n import _
+
 __all__ = ["ProbeMeasurements"]
 
 
@@ -34,8 +36,8 @@ class ProbeMeasurements:
     def frame(self):
         """The results table; ValueError naming what to give when there is no file."""
         if not self.path:
-            raise ValueError("use my measurements: give measured_results, a JSON file written by chapter 08 "
-                             "(accelkit probe --json)")
+            raise ValueError(_("use my measurements: give measured_results, a JSON file written by chapter 08 "
+                               "(accelkit probe --json)"))
         if self._frame is None:
             from ..probes.results import load_results
 
@@ -57,16 +59,18 @@ class ProbeMeasurements:
         chapter must still work without measurements.
         """
         if not self.path:
-            return ('<div class="ak-note">No measurements loaded. Run chapter 08 or '
-                    '<code>accelkit probe --quick --json results.json</code> and give that file as '
-                    '<code>measured_results</code> to compare measured fp32 / bf16 speed and error here.</div>')
+            return ('<div class="ak-note">' + _(
+                "No measurements loaded. Run chapter 08 or <code>accelkit probe --quick --json results.json</code> "
+                "and give that file as <code>measured_results</code> to compare measured fp32 / bf16 speed and error "
+                "here.") + "</div>")
         try:
             frame = self.frame()
         except Exception as exc:  # a bad file must not break the chapter
-            return (f'<div class="ak-error">Could not read {html.escape(self.path)}: '
-                    f'{html.escape(str(exc))}</div>')
+            return ('<div class="ak-error">' + _("Could not read {file}: {problem}").format(
+                file=html.escape(self.path), problem=html.escape(str(exc))) + "</div>")
         from ._base import table_html
 
         rows = frame[frame["probe"].astype(str).str.contains(probes_pattern, regex=True)]
         cols = [c for c in ("probe", "dtype", "shape", "measured", "unit", "datasheet", "ratio", "note") if c in rows]
-        return f'<div class="ak-note">From {html.escape(Path(self.path).name)}:</div>' + table_html(rows[cols])
+        note = _("From {file}:").format(file=html.escape(Path(self.path).name))
+        return f'<div class="ak-note">{note}</div>' + table_html(rows[cols])

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
+
 import ipywidgets as W
 
 from .. import claims, plots, projection, roofline, sizing, units
-from ..catalog import datasheet_memory_bandwidth, load_catalog, peak_flops
+from ..catalog import datasheet_memory_bandwidth, find, load_catalog, peak_flops
+from ..i18n import N_, _, language
 from ..kernels import kernel_workloads
 from ..numbers import people
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
+from .catalogue import devices_label
 from .measurements import ProbeMeasurements
 
 __all__ = ["RooflinePanel", "DEFAULT_ROOFLINE_DEVICES"]
@@ -23,10 +27,76 @@ TERMS = ("roofline", "ridge point", "Ridge point", "arithmetic intensity", "inte
          "batch", "dense", "TFLOP/s", "HBM", "achievable matmul rate", "TPOT", "TTFT", "KV cache", "int8")
 
 
+#: the kernels' labels (accelkit.kernels.kernel_workloads) as patterns, each with its words to translate;
+#: the label itself stays English in the data (other code matches on it), only what is shown is translated
+_WORKLOAD_LABELS = (
+    (r"MLP GEMM, prefill \((?P<b>\d+)×(?P<s>\d+) tokens\)", N_("MLP GEMM, prefill ({b}×{s} tokens)")),
+    (r"MLP GEMM \((?P<b>\d+)×(?P<s>\d+) tokens\)", N_("MLP GEMM ({b}×{s} tokens)")),
+    (r"MLP GEMM, decode \((?P<b>\d+) tokens\)", N_("MLP GEMM, decode ({b} tokens)")),
+    (r"attention, prefill \((?P<s>\d+)×(?P<s2>\d+), fused\)", N_("attention, prefill ({s}×{s2}, fused)")),
+    (r"attention, decode \(1×(?P<s>\d+)\)", N_("attention, decode (1×{s})")),
+    (r"LLM decode step \(batch (?P<b>\d+)\)", N_("LLM decode step (batch {b})")),
+    (r"LLM prefill \(batch (?P<b>\d+), (?P<s>\d+) tokens\)", N_("LLM prefill (batch {b}, {s} tokens)")),
+    (r"forward pass \(batch (?P<b>\d+), (?P<s>\d+) tokens\)", N_("forward pass (batch {b}, {s} tokens)")),
+    (r"forward pass \(batch (?P<b>\d+)\)", N_("forward pass (batch {b})")),
+    (r"elementwise add", N_("elementwise add")),
+)
+
+
+def workload_label(label):
+    """A kernel's label (from :func:`accelkit.kernels.kernel_workloads`) in the language now in use."""
+    if language() == "en":
+        return label
+    for pattern, words in _WORKLOAD_LABELS:
+        match = re.fullmatch(pattern, str(label))
+        if match:
+            return _(words).format(**match.groupdict())
+    return label
+
+
+def bert_verdict(table, verdict, catalog):
+    """The BERT claim's verdict (:func:`accelkit.claims.bert_t4_vs_v100`) in the language now in use.
+
+    In English it is the claim's own sentence; in another language it is told again from the
+    same table, with the same figures.
+    """
+    if language() == "en" or table is None or table.empty:
+        return verdict
+    configs = list(dict.fromkeys(zip(table["device"], table["precision"])))
+    (v_name, precision), (t_name, _p) = configs[0], configs[1]
+    same = table[table["precision"] == precision].pivot(index="batch", columns="device", values="latency_ms")
+    eff = table[table["precision"] == precision].pivot(index="batch", columns="device",
+                                                        values="sequences_per_s_per_w")
+    batch = same.index[0]
+    parts = [
+        (_("On speed the claim holds at some batch sizes: at batch {batch} the {v100} finishes a {precision} forward "
+           "pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected).")
+         if table.attrs.get("holds_on_speed") else
+         _("On speed the claim does not hold at any batch size: at batch {batch} the {v100} finishes a {precision} "
+           "forward pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected).")).format(
+            batch=batch, v100=v_name, t4=t_name, precision=precision, v100_ms=f"{same[v_name].iloc[0]:.2f}",
+            t4_ms=f"{same[t_name].iloc[0]:.2f}", ratio=f"{(same[t_name] / same[v_name]).iloc[0]:.1f}"),
+        _("Bandwidth favours the V100 ({v100_bw} vs {t4_bw} GB/s), so small, memory-bound batches are exactly where "
+          "it leads.").format(v100_bw=f"{find(v_name, catalog)['memory_bw_gbs']:.0f}",
+                              t4_bw=f"{find(t_name, catalog)['memory_bw_gbs']:.0f}"),
+    ]
+    if table.attrs.get("t4_wins_per_watt"):
+        parts.append(_("The {t4} does win per watt at every batch ({t4_eff} vs {v100_eff} sequences/s per W at batch "
+                       "{batch}), and on rental price, which is the better reading of the anecdote.").format(
+            t4=t_name, t4_eff=f"{eff[t_name].iloc[0]:.2f}", v100_eff=f"{eff[v_name].iloc[0]:.2f}",
+            batch=eff.index[0]))
+    lead = table.attrs.get("t4_int8_faster_from_batch")
+    if lead:
+        parts.append(_("Only in int8 -- which the T4's tensor cores run and the V100's do not -- does the {t4} "
+                       "overtake the {v100}, from batch {batch} up: at larger batches, not smaller ones.").format(
+            t4=t_name, v100=v_name, batch=lead))
+    return " ".join(parts)
+
+
 class RooflinePanel(Panel):
     """Rooflines of chosen devices with the scenario's kernels on them."""
 
-    title = "Bandwidth and the roofline"
+    title = N_("Bandwidth and the roofline")
 
     def __init__(self, scenario=None, catalog=None, bert_seq_len=128, t4_int8=True, measured_results="",
                  use_measurements=False):
@@ -37,16 +107,17 @@ class RooflinePanel(Panel):
         names = set(self.catalog["name"])
         devices = [d for d in (s.devices or DEFAULT_ROOFLINE_DEVICES) if d in names]
         self.controls = {
-            "model": C.model_picker(s.model, include_custom=False),
-            "batch_size": C.integer("batch", s.batch_size, "sequences", width="210px"),
-            "seq_len": C.integer("sequence length", s.seq_len, "tokens", width="250px"),
-            "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
-            "devices": C.device_picker(self.catalog, devices),
-            "bert_seq_len": C.integer("BERT sequence length", bert_seq_len, "tokens", width="260px"),
-            "t4_int8": C.toggle("also run the T4 in int8", t4_int8),
-            "use_measurements": C.toggle("use my measurements", use_measurements,
-                                         tooltip="replace the published efficiencies of the measured device with "
-                                                 "chapter 08's results (measured_results)"),
+            "model": C.model_picker(s.model, description=_("model"), include_custom=False),
+            "batch_size": C.integer(_("batch"), s.batch_size, _("sequences"), width="210px"),
+            "seq_len": C.integer(_("sequence length"), s.seq_len, _("tokens"), width="250px"),
+            "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"],
+                                            description=_("precision")),
+            "devices": C.device_picker(self.catalog, devices, description=devices_label()),
+            "bert_seq_len": C.integer(_("BERT sequence length"), bert_seq_len, _("tokens"), width="260px"),
+            "t4_int8": C.toggle(_("also run the T4 in int8"), t4_int8),
+            "use_measurements": C.toggle(_("use my measurements"), use_measurements,
+                                         tooltip=_("replace the published efficiencies of the measured device with "
+                                                   "chapter 08's results (measured_results)")),
         }
         self.bind_same("model", "batch_size", "seq_len", "precision")
         self.bind_list("devices")
@@ -56,21 +127,23 @@ class RooflinePanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
-            C.group("Workload", [c["model"], c["batch_size"], c["seq_len"], c["precision"], c["use_measurements"]]),
-            C.group("Devices", [c["devices"]]),
-            C.group("The source text's BERT claim", [c["bert_seq_len"], c["t4_int8"]]),
+            C.group(_("Workload"), [c["model"], c["batch_size"], c["seq_len"], c["precision"], c["use_measurements"]]),
+            C.group(_("Devices"), [c["devices"]]),
+            C.group(_("The source text's BERT claim"), [c["bert_seq_len"], c["t4_int8"]]),
         )
+        heading = _("The source text: “T4 beats V100 at small batch for BERT inference”")
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["roofline"], t["attainable"],
-                       W.HTML("<h4>The source text: “T4 beats V100 at small batch for BERT inference”</h4>"),
+                       W.HTML(f"<h4>{heading}</h4>"),
                        self.claim_summary, f["bert"], self.words.widget, self.save_box()])
 
     def compute(self):
         s = self.scenario
         c = {k: w.value for k, w in self.controls.items()}
         if not c["devices"]:
-            raise ValueError("devices: pick at least one device to draw its roofline")
+            raise ValueError(_("devices: pick at least one device to draw its roofline"))
         if c["bert_seq_len"] < 1:
-            raise ValueError(f"BERT sequence length must be a number of tokens >= 1; got {c['bert_seq_len']}")
+            raise ValueError(_("BERT sequence length must be a number of tokens >= 1; got {value}").format(
+                value=c["bert_seq_len"]))
         chosen = self.catalog[self.catalog["name"].isin(c["devices"])].copy()
         chosen["peak_flops"] = peak_flops(chosen, s.precision)
         chosen["bandwidth"] = datasheet_memory_bandwidth(chosen)
@@ -87,33 +160,41 @@ class RooflinePanel(Panel):
                                           known["name"], work["workload"])
         summary = []
         if known.empty:
-            summary.append(f"None of the selected devices publishes both a {s.precision} peak and a bandwidth.")
+            summary.append(_("None of the selected devices publishes both a {precision} peak and a "
+                             "bandwidth.").format(precision=s.precision))
         else:
             ridge = known["peak_flops"] / known["bandwidth"]
             summary.append(
-                f"Ridge points of the selected devices at {s.precision}: {ridge.min():.0f} to {ridge.max():.0f} "
-                f"FLOP/byte ({known.loc[ridge.idxmin(), 'name']} to {known.loc[ridge.idxmax(), 'name']}). "
-                "A kernel below a device's ridge point is limited by its memory bandwidth."
+                _("Ridge points of the selected devices at {precision}: {low} to {high} FLOP/byte ({low_device} to "
+                  "{high_device}). A kernel below a device's ridge point is limited by its memory bandwidth.").format(
+                    precision=s.precision, low=f"{ridge.min():.0f}", high=f"{ridge.max():.0f}",
+                    low_device=known.loc[ridge.idxmin(), "name"], high_device=known.loc[ridge.idxmax(), "name"])
             )
-            for _, w in work.iterrows():
+            for _i, w in work.iterrows():
                 bound_on = table[table["workload"] == w["workload"]]["bound"]
                 n_mem = int((bound_on == "memory").sum())
-                verdict = ("memory-bound on every selected device" if n_mem == len(bound_on) else
-                           "compute-bound on every selected device" if n_mem == 0 else
-                           f"memory-bound on {n_mem} of {len(bound_on)} devices")
+                verdict = (_("memory-bound on every selected device") if n_mem == len(bound_on) else
+                           _("compute-bound on every selected device") if n_mem == 0 else
+                           _("memory-bound on {count} of {total} devices").format(count=n_mem, total=len(bound_on)))
                 if w["workload"].startswith(("LLM decode", "LLM prefill", "forward pass")):
-                    summary.append(f"{w['workload']}: intensity {people(w['intensity'])} FLOP/byte, {verdict}.")
+                    summary.append(_("{workload}: intensity {intensity} FLOP/byte, {verdict}.").format(
+                        workload=workload_label(w["workload"]), intensity=people(w["intensity"]), verdict=verdict))
             self._decode_sentence(known, summary)
         missing = sorted(set(c["devices"]) - set(known["name"]))
         if missing:
-            summary.append(f"Left out (no published {s.precision} peak or bandwidth): {', '.join(missing)}.")
+            summary.append(_("Left out (no published {precision} peak or bandwidth): {devices}.").format(
+                precision=s.precision, devices=", ".join(missing)))
 
-        pivot = table.assign(cell=[f"{a / units.TERA:,.1f} ({'mem' if b == 'memory' else 'cmp'})"
+        mem_word, cmp_word = _("mem"), _("cmp")
+        pivot = table.assign(cell=[f"{a / units.TERA:,.1f} ({mem_word if b == 'memory' else cmp_word})"
                                    for a, b in zip(table["attainable_flops"], table["bound"])])
         pivot = pivot.pivot(index="workload", columns="device", values="cell").reindex(work["workload"])
-        pivot.insert(0, "intensity [FLOP/B]", [people(v) for v in work["intensity"]])
+        pivot.insert(0, _("intensity [FLOP/B]"), [people(v) for v in work["intensity"]])
         pivot = pivot.reset_index()
         pivot.columns.name = None
+        pivot = pivot.rename(columns={"workload": _("workload")})
+        pivot.iloc[:, 0] = pivot.iloc[:, 0].map(workload_label)
+        shown_work = work.assign(workload=work["workload"].map(workload_label))
 
         # the claim depends on its own two controls only, not on the scenario
         bert, verdict, bert_figure = self.reuse("bert", (c["bert_seq_len"], c["t4_int8"]), lambda: self._bert_claim(c))
@@ -121,7 +202,7 @@ class RooflinePanel(Panel):
             "table": table, "workloads": work, "bert": bert, "bert_verdict": verdict, "devices": known,
             "summary": summary,
             "figures": {
-                "roofline": plots.roofline_chart(known, work, s.precision),
+                "roofline": plots.roofline_chart(known, shown_work, s.precision),
                 "bert": bert_figure,
             },
             "tables": {"attainable": table_html(pivot)},
@@ -138,13 +219,15 @@ class RooflinePanel(Panel):
         return self._claim_summary
 
     def render(self, result):
-        self.claim_summary.value = f'<div class="ak-summary">{result["bert_verdict"]}</div>'
+        verdict = bert_verdict(result["bert"], result["bert_verdict"], self.catalog)
+        self.claim_summary.value = f'<div class="ak-summary">{verdict}</div>'
         self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def _decode_sentence(self, known, summary):
         """Projected decode speed of the scenario's LLM on the devices shown (the engine's figure)."""
         s = self.scenario
         self._decode_best = None
+        self._decode_source = None
         model = sizing.model_of(s)
         preset = model["preset"]
         if preset is None or preset["kind"] not in ("decoder", "moe-decoder") or s.precision not in (
@@ -156,26 +239,29 @@ class RooflinePanel(Panel):
                                      measurements=self.measurements.when(self.controls["use_measurements"].value), check_memory=False)
         frame = frame[frame["feasible"]]
         if frame.empty:
-            summary.append(f"Decoding {model['name']}: none of the selected devices can hold it on "
-                           f"{s.n_devices} device(s).")
+            summary.append(_("Decoding {model}: none of the selected devices can hold it on {n} device(s).").format(
+                model=model["name"], n=s.n_devices))
             return
         best = frame.loc[frame["output_tokens_per_s_per_device"].idxmax()]
         self._decode_best = (best["name"], float(best["output_tokens_per_s_per_device"]))
-        bound = "memory-bound" if best["memory_bound"] else "compute-bound"
-        summary.append(
-            f"Decoding {model['name']} at batch {s.batch_size} with a {s.seq_len}-token prompt and {s.output_tokens} "
-            f"output tokens (projected, {s.n_devices} device(s), tensor parallel {best['tensor_parallel']:.0f}): "
-            f"{best['output_tokens_per_s_per_device']:,.0f} tokens/s per device "
-            f"({best['output_tokens_per_s_per_device_low']:,.0f}-{best['output_tokens_per_s_per_device_high']:,.0f}) "
-            f"on {best['name']}, {best['tpot_s'] * units.MILLISECONDS_PER_SECOND:,.2f} ms per token, {bound}. Efficiency: "
-            f"{best['memory_source'] if best['memory_bound'] else best['matmul_source']}.")
+        bound = _("memory-bound") if best["memory_bound"] else _("compute-bound")
+        self._decode_source = best["memory_source"] if best["memory_bound"] else best["matmul_source"]
+        summary.append(_(
+            "Decoding {model} at batch {batch} with a {prompt}-token prompt and {output} output tokens (projected, "
+            "{n} device(s), tensor parallel {tp}): {rate} tokens/s per device ({low}-{high}) on {device}, {tpot} ms "
+            "per token, {bound}. Efficiency: {source}.").format(
+            model=model["name"], batch=s.batch_size, prompt=s.seq_len, output=s.output_tokens, n=s.n_devices,
+            tp=f"{best['tensor_parallel']:.0f}", rate=f"{best['output_tokens_per_s_per_device']:,.0f}",
+            low=f"{best['output_tokens_per_s_per_device_low']:,.0f}",
+            high=f"{best['output_tokens_per_s_per_device_high']:,.0f}", device=best["name"],
+            tpot=f"{best['tpot_s'] * units.MILLISECONDS_PER_SECOND:,.2f}", bound=bound, source=self._decode_source))
 
     def key_figures(self):
         if self.error:
             return f"ERROR: {self.error}"
         r, s = self.result, self.scenario
         lines = [f"precision: {s.precision}", f"batch: {s.batch_size}"]
-        for _, w in r["workloads"].iterrows():
+        for _i, w in r["workloads"].iterrows():
             if w["workload"].startswith(("LLM decode", "LLM prefill", "forward pass")):
                 lines.append(f"{w['workload']} intensity [FLOP/B]: {w['intensity']:.3g}")
         dev = r["devices"].set_index("name")

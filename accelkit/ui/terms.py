@@ -20,6 +20,7 @@ import re
 import ipywidgets as W
 
 from .. import glossary
+from ..i18n import _
 
 __all__ = ["TERMS_CSS", "term", "summary_html", "words_html", "WordsBox"]
 
@@ -42,10 +43,11 @@ _INTRO = {"en": ("Words on this page", "tap or click a word for its meaning", "S
           "zh": ("本页术语", "点击术语查看解释", "出处")}
 
 
-def term(name, text=None, lang="en"):
+def term(name, text=None, lang=None):
     """``name`` (a glossary term or alias) as an ``<abbr>`` that explains itself on hover and on tap.
 
-    ``text`` is what is shown (default ``name``); it is escaped.
+    ``text`` is what is shown (default ``name``); it is escaped. ``lang`` ("en", "zh", a locale;
+    default the language now in use) is the definition's language.
     """
     definition = html.escape(glossary.define(name, lang), quote=True)
     shown = html.escape(name if text is None else text)
@@ -56,10 +58,11 @@ def _pattern(form):
     """A whole-word match of ``form`` (a plural 's' allowed); acronyms match their exact case."""
     body = re.escape(form)
     flags = 0 if any(c.isupper() for c in form) else re.IGNORECASE
-    return re.compile(rf"(?<![\w-]){body}s?(?![\w-])", flags)
+    # word edges are ASCII: in Chinese text a term sits right next to a Chinese character
+    return re.compile(rf"(?<![A-Za-z0-9_-]){body}s?(?![A-Za-z0-9_-])", flags)
 
 
-def mark(text, names, lang="en"):
+def mark(text, names, lang=None):
     """Escaped ``text`` with the first use of each of ``names`` wrapped by :func:`term`."""
     escaped = html.escape(text)
     spans = []  # (start, end, name) of the first use of each name, never overlapping
@@ -78,7 +81,7 @@ def mark(text, names, lang="en"):
     return "".join(out)
 
 
-def summary_html(sentences, names, lang="en"):
+def summary_html(sentences, names, lang=None):
     """A panel's summary box (as :func:`accelkit.ui._base.summary_html`) with ``names`` explained on tap."""
     if isinstance(sentences, str):
         sentences = [sentences]
@@ -94,7 +97,7 @@ def summary_html(sentences, names, lang="en"):
     return f'{TERMS_CSS}<div class="ak-summary">{body}</div>' if body else ""
 
 
-def words_html(names, lang="en", open_=False):
+def words_html(names, lang=None, open_=False):
     """A "Words on this page" box: each term a ``<details>`` (short definition; tap for more and a source)."""
     code = glossary._lang(lang)
     title, hint, source = _INTRO[code]
@@ -118,14 +121,15 @@ def words_html(names, lang="en", open_=False):
 class WordsBox:
     """The words of one panel as a widget: the box, an English / 中文 switch, and the full glossary on demand."""
 
-    def __init__(self, names, lang="en"):
+    def __init__(self, names, lang=None):
         self.names = tuple(names)
+        lang = glossary._lang(lang)  # default: the language now in use ("zh" for zh_CN)
         for name in self.names:  # an unknown word fails when the panel is built, naming the closest terms
             glossary.lookup(name)
         self.lang = W.ToggleButtons(options=[("English", "en"), ("中文", "zh")], value=lang,
                                     style={"button_width": "70px"}, layout=W.Layout(width="auto"))
-        self.full = W.ToggleButton(value=False, description="Full glossary", icon="book",
-                                   tooltip="every term the workbook uses, with sources",
+        self.full = W.ToggleButton(value=False, description=_("Full glossary"), icon="book",
+                                   tooltip=_("every term the workbook uses, with sources"),
                                    layout=W.Layout(width="150px"))
         self.box = W.HTML(words_html(self.names, lang))
         self.page = W.HTML("")
