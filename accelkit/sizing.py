@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import demand, llm, memory, units
 from .catalog import memory_bytes, peak_flops
+from .i18n import _
 from .models import find_model, kv_elements_per_token
 from .vocabulary import TRAINING_WORKLOADS
 
@@ -381,21 +382,25 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     weights = float(preset["params"]) * memory.bytes_per_param(precision)
     out["weights_fit"] = (out["memory_gb"] * units.GIGA > weights) | out["memory_gb"].isna()
     reasons = pd.Series("", index=out.index)
-    reasons[out["ops_per_s"].isna()] = f"no published {precision} figure"
+    reasons[out["ops_per_s"].isna()] = _("no published {precision} figure").format(precision=precision)
     unprojected = (reasons == "") & out["frame_ms"].isna()
-    reasons[unprojected] = ["cannot be projected: " + w for w in projected["why"].to_numpy()[unprojected.to_numpy()]]
+    reasons[unprojected] = [_("cannot be projected: {why}").format(why=w)
+                            for w in projected["why"].to_numpy()[unprojected.to_numpy()]]
     if latency_ms is not None:
         slow = (reasons == "") & (out["frame_ms"] > latency_ms)
-        reasons[slow] = [f"{v:.1f} ms per frame > {latency_ms:g} ms" for v in out.loc[slow, "frame_ms"]]
+        reasons[slow] = [_("{ms} ms per frame > {target} ms").format(ms=f"{v:.1f}", target=f"{latency_ms:g}")
+                         for v in out.loc[slow, "frame_ms"]]
     if power_w is not None:
         hot = (reasons == "") & (out["tdp_w"] > power_w)
-        reasons[hot] = [f"{v:g} W per box > {power_w:g} W" for v in out.loc[hot, "tdp_w"]]
+        reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}")
+                        for v in out.loc[hot, "tdp_w"]]
     if budget_usd is not None:
         dear = (reasons == "") & (out["cost_usd"] > budget_usd)
-        reasons[dear] = [f"${v:,.0f} > budget ${budget_usd:,.0f}" for v in out.loc[dear, "cost_usd"]]
+        reasons[dear] = [_("{cost} > budget {budget}").format(cost=f"${v:,.0f}", budget=f"${budget_usd:,.0f}")
+                         for v in out.loc[dear, "cost_usd"]]
         unpriced = (reasons == "") & out["cost_usd"].isna()
-        reasons[unpriced] = "no list price in the catalogue"
-    reasons[(reasons == "") & ~out["weights_fit"]] = "weights do not fit in memory"
+        reasons[unpriced] = _("no list price in the catalogue")
+    reasons[(reasons == "") & ~out["weights_fit"]] = _("weights do not fit in memory")
     out["reason"] = reasons
     out["meets"] = reasons == ""
     return out.reset_index(drop=True)

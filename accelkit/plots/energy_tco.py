@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..i18n import N_, _
 from ._common import PALETTE, empty_figure, figure, reference_lines, vendor_color
 
-__all__ = ["cumulative_cost_chart", "latency_chart", "job_energy_chart"]
+__all__ = ["cumulative_cost_chart", "latency_chart", "job_energy_chart", "scenario_cost_chart"]
 
 
 def cumulative_cost_chart(cumulative, title, break_even_month=None):
@@ -47,3 +48,30 @@ def job_energy_chart(table, title):
     }
     return figure([bar], title, height=max(300, 26 * len(data) + 130),
                   xaxis={"title": "energy [kWh] (TDP × device-hours × PUE)"})
+
+
+#: how a device is paid for, in words (translated where shown)
+_HOW = {"buy": N_("buy"), "rent": N_("rent")}
+
+
+def scenario_cost_chart(table, title):
+    """The scenario's total over the horizon per device, with its range (the decision's figures).
+
+    ``table``: ``name``, ``total_cost_usd`` (+ ``_low``/``_high``), ``how`` ("buy" or "rent").
+    """
+    data = table.dropna(subset=["total_cost_usd"])
+    data = data[np.isfinite(data["total_cost_usd"].astype(float))]
+    if data.empty:
+        return empty_figure(_("No device has a known total for this scenario"), title)
+    traces = []
+    for i, (how, group) in enumerate(data.groupby("how", sort=False)):
+        total = group["total_cost_usd"].astype(float)
+        traces.append({
+            "type": "bar", "x": group["name"], "y": total, "name": _(_HOW.get(how, how)),
+            "marker": {"color": PALETTE[i % len(PALETTE)]},
+            "error_y": {"type": "data", "symmetric": False,
+                        "array": (group["total_cost_usd_high"].astype(float) - total).clip(lower=0),
+                        "arrayminus": (total - group["total_cost_usd_low"].astype(float)).clip(lower=0)},
+            "hovertemplate": "<b>%{x}</b><br>$%{y:,.0f}<extra></extra>",
+        })
+    return figure(traces, title, height=380, yaxis={"title": _("total over the horizon [USD]")})

@@ -8,6 +8,7 @@ import pandas as pd
 
 from .. import cluster, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
+from ..i18n import N_, _
 from ..numbers import people, people_format
 from . import controls as C
 from . import terms as T
@@ -27,7 +28,7 @@ TERMS = ("MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3", "all-reduce", "m
 class ClusterPanel(Panel):
     """Data-parallel training on N devices: step time, all-reduce, efficiency, power."""
 
-    title = "Training cluster"
+    title = N_("Training cluster")
 
     def __init__(self, scenario=None, catalog=None, device="A100 80GB SXM", devices_per_node=8, network_gbps=0.0,
                  intra_gbs=0.0, micro_batch=None, accumulation_steps=None, overlap=None, node_overhead_w=0.0):
@@ -46,26 +47,28 @@ class ClusterPanel(Panel):
         accumulation_steps = accumulation_steps if accumulation_steps is not None else default_accumulation
         self.controls = {
             "model": C.model_picker(s.model, include_custom=False),
-            "tokens_b": C.number("training tokens", s.tokens / _B, "billion", width="250px"),
-            "seq_len": C.integer("sequence length", s.seq_len, "tokens", width="250px"),
+            "tokens_b": C.number(_("training tokens"), s.tokens / _B, _("billion"), width="250px"),
+            "seq_len": C.integer(_("sequence length"), s.seq_len, _("tokens"), width="250px"),
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8"]),
             **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
-            "device": C.choice("device", usable, device if device in usable else usable[0], width="300px"),
-            "n_devices": C.integer("devices", s.n_devices, "count", width="200px"),
-            "devices_per_node": C.integer("per server", devices_per_node, "devices", width="210px"),
-            "intra_gbs": C.number("inside a server", intra_gbs, "GB/s each way, 0 = datasheet", width="330px"),
-            "network_gbps": C.number("network", network_gbps, "Gbit/s per device, 0 = reference server",
-                                     width="380px", tooltip="0: the device's reference system (data/reference_systems.csv)"),
-            "overlap": C.slider("all-reduce hidden", overlap, 0.0, 1.0, 0.1, "share",
-                                tooltip="share of the gradient all-reduce overlapped with the backward pass "
-                                        "(default: the engine's value fitted on published training runs)"),
-            "micro_batch": C.integer("micro-batch", micro, "sequences/device", width="290px"),
-            "accumulation_steps": C.integer("accumulation", accumulation_steps, "steps", width="220px"),
-            "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px"),
+            "device": C.choice(_("device"), usable, device if device in usable else usable[0], width="300px"),
+            "n_devices": C.integer(_("devices"), s.n_devices, _("count"), width="200px"),
+            "devices_per_node": C.integer(_("per server"), devices_per_node, _("devices"), width="210px"),
+            "intra_gbs": C.number(_("inside a server"), intra_gbs, _("GB/s each way, 0 = datasheet"), width="330px"),
+            "network_gbps": C.number(_("network"), network_gbps, _("Gbit/s per device, 0 = reference server"),
+                                     width="380px",
+                                     tooltip=_("0: the device's reference system (data/reference_systems.csv)")),
+            "overlap": C.slider(_("all-reduce hidden"), overlap, 0.0, 1.0, 0.1, _("share"),
+                                tooltip=_("share of the gradient all-reduce overlapped with the backward pass "
+                                          "(default: the engine's value fitted on published training runs)")),
+            "micro_batch": C.integer(_("micro-batch"), micro, _("sequences/device"), width="290px"),
+            "accumulation_steps": C.integer(_("accumulation"), accumulation_steps, _("steps"), width="220px"),
+            "zero_stage": C.choice(_("ZeRO stage"), [0, 1, 2, 3], s.zero_stage, width="150px"),
             "pue": C.number("PUE", s.pue, "", width="150px", tooltip=T.glossary.define("PUE", long=True)),
-            "node_overhead_w": C.number("server overhead", node_overhead_w, "W per server", width="280px",
-                                        tooltip="CPUs, NICs, fans and storage of each server, on top of the accelerators"),
-            "electricity_usd_per_kwh": C.number("electricity", s.electricity_usd_per_kwh, "USD/kWh", width="230px"),
+            "node_overhead_w": C.number(_("server overhead"), node_overhead_w, _("W per server"), width="280px",
+                                        tooltip=_("CPUs, NICs, fans and storage of each server, on top of the "
+                                                  "accelerators")),
+            "electricity_usd_per_kwh": C.number(_("electricity"), s.electricity_usd_per_kwh, "USD/kWh", width="230px"),
         }
         self.bind("tokens_b", "tokens", lambda v: v * _B, lambda v: v / _B)
         self.bind_same("model", "seq_len", "precision", "n_devices", "zero_stage", "pue",
@@ -80,11 +83,11 @@ class ClusterPanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
-            C.group("Job", [c["model"], c["tokens_b"], c["seq_len"], c["precision"], c["own_mfu"], c["utilization"]]),
-            C.group("Cluster", [c["device"], c["n_devices"], c["devices_per_node"], c["intra_gbs"], c["network_gbps"],
+            C.group(_("Job"), [c["model"], c["tokens_b"], c["seq_len"], c["precision"], c["own_mfu"], c["utilization"]]),
+            C.group(_("Cluster"), [c["device"], c["n_devices"], c["devices_per_node"], c["intra_gbs"], c["network_gbps"],
                                 c["overlap"]]),
-            C.group("Batch and memory", [c["micro_batch"], c["accumulation_steps"], c["zero_stage"]]),
-            C.group("Power", [c["pue"], c["node_overhead_w"], c["electricity_usd_per_kwh"]]),
+            C.group(_("Batch and memory"), [c["micro_batch"], c["accumulation_steps"], c["zero_stage"]]),
+            C.group(_("Power"), [c["pue"], c["node_overhead_w"], c["electricity_usd_per_kwh"]]),
         )
         return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, t["step"], f["scaling"], f["accumulation"],
                        t["power"], self.words.widget, self.save_box()])
@@ -92,11 +95,23 @@ class ClusterPanel(Panel):
     def compute(self):
         from ..projection.training import TRAIN_PRECISIONS
 
+        from ..projection.for_scenario import is_vision_model
+
         s = self.scenario
-        note = None
+        notes = []
+        model_name = sizing.model_of(s)["name"]
+        # the chapter sizes a transformer's training; say so where the scenario is something else
+        if s.workload not in sizing.TRAINING_WORKLOADS:
+            notes.append(_("Your scenario serves {model} (inference): this chapter shows what training it on {tokens} "
+                           "would take on a cluster, as a what-if; none of it enters the decision.").format(
+                model=model_name, tokens=people(s.tokens, _("tokens"))))
+        elif is_vision_model(s):
+            notes.append(_("{model} is an image model: chapter 01 and the decision train it per image ({samples}); "
+                           "this chapter's step counts token sequences of a transformer, so its days are not the "
+                           "decision's.").format(model=model_name, samples=people(s.tokens, _("samples"))))
         if s.precision not in TRAIN_PRECISIONS:
-            note = (f"Training in {s.precision} is not modelled (nobody trains in integer formats); this chapter "
-                    "shows bf16.")
+            notes.append(_("Training in {precision} is not modelled (nobody trains in integer formats); this chapter "
+                           "shows bf16.").format(precision=s.precision))
             s = s.copy().update(precision="bf16")
         c = {k: w.value for k, w in self.controls.items()}
         if not 0 <= c["intra_gbs"] < 1e5:
@@ -115,11 +130,12 @@ class ClusterPanel(Panel):
         pcie = device.copy()
         pcie["interconnect_gbs"] = np.nan
         net = units.bytes_per_s_to_gbps(step["inter_bw"])  # Gbit/s per device actually used
+        pcie_label = _("PCIe only inside the server")
         curves = {
-            f"{device['name']}: {device['interconnect'] or 'datasheet link'} + {net:g} Gb/s":
+            f"{device['name']}: {device['interconnect'] or _('datasheet link')} + {net:g} Gb/s":
                 cluster.cluster_scaling(s, device, counts, intra_gbs=intra, **args),
-            "PCIe only inside the server": cluster.cluster_scaling(s, pcie, counts, **args),
-            f"network at {net / 4:g} Gb/s": cluster.cluster_scaling(
+            pcie_label: cluster.cluster_scaling(s, pcie, counts, **args),
+            _("network at {gbps} Gb/s").format(gbps=f"{net / 4:g}"): cluster.cluster_scaling(
                 s, device, counts, intra_gbs=intra, **{**args, "network_gbps": net / 4}),
         }
         # gradient accumulation at a fixed global batch
@@ -132,57 +148,73 @@ class ClusterPanel(Panel):
         state, per_device_gb, usable = foot["state_gb"], foot["per_device_gb"], foot["usable_gb"]
         it_w, facility_w, kwh = foot["it_w"], foot["facility_w"], foot["kwh"]
         summary = [
-            f"{s.n_devices} × {device['name']} in {step['n_nodes']} server(s): a step of {step['global_batch']} sequences "
-            f"× {s.seq_len} tokens computes for {step['compute_s']:.2f} s and all-reduces {m['params'] * 2 / _B:,.1f} GB "
-            f"of gradients in {step['comm_total_s']:.3f} s (inside servers at {step['intra_bw'] / _B:,.0f} GB/s, between them "
-            f"at {step['inter_bw'] / _B:,.1f} GB/s per device), {step['comm_s']:.3f} s of it left exposed after the "
-            f"overlap with the backward pass. Scaling efficiency: {step['efficiency']:.0%}.",
-            f"{people(s.tokens, 'tokens')} take {range_text(step['days'], step['days_low'], step['days_high'], '{:,.1f}')} days "
-            f"at {step['tokens_per_s']:,.0f} tokens/s, a projected MFU of {step['mfu']:.0%} "
-            f"(efficiency source: {step['matmul_source']}).",
-            f"Memory per device: {state:,.1f} GB of model state (ZeRO-{s.zero_stage}) + {step['activations_gb']:,.1f} GB "
-            f"of activations for a micro-batch of {c['micro_batch']} = {per_device_gb:,.1f} GB of "
-            f"{usable:,.0f} GB usable -- {'fits' if foot['fits'] else 'does NOT fit: raise the ZeRO stage or accumulate smaller micro-batches'}.",
+            _("{n} × {device} in {nodes} server(s): a step of {batch} sequences × {seq} tokens computes for "
+              "{compute} s and all-reduces {gb} GB of gradients in {comm} s (inside servers at {intra} GB/s, between "
+              "them at {inter} GB/s per device), {exposed} s of it left exposed after the overlap with the backward "
+              "pass. Scaling efficiency: {efficiency}.").format(
+                n=s.n_devices, device=device["name"], nodes=step["n_nodes"], batch=step["global_batch"],
+                seq=s.seq_len, compute=f"{step['compute_s']:.2f}", gb=f"{m['params'] * 2 / _B:,.1f}",
+                comm=f"{step['comm_total_s']:.3f}", intra=f"{step['intra_bw'] / _B:,.0f}",
+                inter=f"{step['inter_bw'] / _B:,.1f}", exposed=f"{step['comm_s']:.3f}",
+                efficiency=f"{step['efficiency']:.0%}"),
+            _("{tokens} take {days} days at {rate} tokens/s, a projected MFU of {mfu} (efficiency source: "
+              "{source}).").format(
+                tokens=people(s.tokens, _("tokens")),
+                days=range_text(step["days"], step["days_low"], step["days_high"], "{:,.1f}"),
+                rate=f"{step['tokens_per_s']:,.0f}", mfu=f"{step['mfu']:.0%}", source=step["matmul_source"]),
+            (_("Memory per device: {state} GB of model state (ZeRO-{stage}) + {activations} GB of activations for a "
+               "micro-batch of {micro} = {total} GB of {usable} GB usable -- fits.") if foot["fits"] else
+             _("Memory per device: {state} GB of model state (ZeRO-{stage}) + {activations} GB of activations for a "
+               "micro-batch of {micro} = {total} GB of {usable} GB usable -- does NOT fit: raise the ZeRO stage or "
+               "accumulate smaller micro-batches.")).format(
+                state=f"{state:,.1f}", stage=s.zero_stage, activations=f"{step['activations_gb']:,.1f}",
+                micro=c["micro_batch"], total=f"{per_device_gb:,.1f}", usable=f"{usable:,.0f}"),
         ]
-        if note:
-            summary.insert(0, note)
-        pcie_eff = curves["PCIe only inside the server"].set_index("n_devices").loc[s.n_devices, "efficiency"]
-        summary.append(
-            f"With PCIe instead of {device['interconnect'] or 'the datasheet link'} inside the servers the efficiency at "
-            f"{s.n_devices} devices would be {pcie_eff:.0%}."
-        )
+        summary[:0] = notes
+        pcie_eff = curves[pcie_label].set_index("n_devices").loc[s.n_devices, "efficiency"]
+        summary.append(_("With PCIe instead of {link} inside the servers the efficiency at {n} devices would be "
+                         "{efficiency}.").format(link=device["interconnect"] or _("the datasheet link"), n=s.n_devices,
+                                                 efficiency=f"{pcie_eff:.0%}"))
         if len(acc) > 1:
-            summary.append(
-                f"Gradient accumulation (the source text's advice) at the same global batch: {acc['accumulation_steps'].iloc[-1]} "
-                f"micro-batches of {acc['micro_batch'].iloc[-1]} cut activations from {acc['activations_gb'].iloc[0]:,.1f} to "
-                f"{acc['activations_gb'].iloc[-1]:,.1f} GB per device; the all-reduce is paid once per step either way."
-            )
-        summary.append(
-            f"Power: {units.watts_to_kw(it_w):,.1f} kW of IT load, {units.watts_to_kw(facility_w):,.1f} kW at the meter with PUE {s.pue:g} "
-            f"({units.watts_to_kw(facility_w - it_w):,.1f} kW for cooling and the hall); the job uses {kwh:,.0f} kWh "
-            f"(${foot['electricity_usd']:,.0f}). The source text's liquid-cooled cluster targets PUE below 1.2."
-        )
+            summary.append(_(
+                "Gradient accumulation (the source text's advice) at the same global batch: {steps} micro-batches of "
+                "{micro} cut activations from {before} to {after} GB per device; the all-reduce is paid once per step "
+                "either way.").format(steps=acc["accumulation_steps"].iloc[-1], micro=acc["micro_batch"].iloc[-1],
+                                      before=f"{acc['activations_gb'].iloc[0]:,.1f}",
+                                      after=f"{acc['activations_gb'].iloc[-1]:,.1f}"))
+        summary.append(_(
+            "Power: {it} kW of IT load, {facility} kW at the meter with PUE {pue} ({cooling} kW for cooling and the "
+            "hall); the job uses {kwh} kWh ({cost}). The source text's liquid-cooled cluster targets PUE below "
+            "1.2.").format(it=f"{units.watts_to_kw(it_w):,.1f}", facility=f"{units.watts_to_kw(facility_w):,.1f}",
+                           pue=f"{s.pue:g}", cooling=f"{units.watts_to_kw(facility_w - it_w):,.1f}",
+                           kwh=f"{kwh:,.0f}", cost=f"${foot['electricity_usd']:,.0f}"))
         step_table = pd.DataFrame([{
-            "devices": s.n_devices, "servers": step["n_nodes"], "global batch": step["global_batch"],
-            "compute [s]": step["compute_s"], "all-reduce exposed [s]": step["comm_s"], "step [s]": step["step_s"],
-            "efficiency": step["efficiency"], "tokens/s": step["tokens_per_s"], "days": step["days"],
+            _("devices"): s.n_devices, _("servers"): step["n_nodes"], _("global batch"): step["global_batch"],
+            _("compute [s]"): step["compute_s"], _("all-reduce exposed [s]"): step["comm_s"],
+            _("step [s]"): step["step_s"], _("efficiency"): step["efficiency"], "tokens/s": step["tokens_per_s"],
+            _("days"): step["days"],
         }])
-        power = pd.DataFrame([{"IT load [kW]": units.watts_to_kw(it_w), "at the meter [kW]": units.watts_to_kw(facility_w),
-                               "cooling and hall [kW]": units.watts_to_kw(facility_w - it_w), "job energy [kWh]": kwh,
-                               "electricity [USD]": foot["electricity_usd"]}])
+        power = pd.DataFrame([{_("IT load [kW]"): units.watts_to_kw(it_w),
+                               _("at the meter [kW]"): units.watts_to_kw(facility_w),
+                               _("cooling and hall [kW]"): units.watts_to_kw(facility_w - it_w),
+                               _("job energy [kWh]"): kwh, _("electricity [USD]"): foot["electricity_usd"]}])
         return {
             "step": step, "curves": curves, "accumulation": acc, "memory_gb": per_device_gb, "usable_gb": usable,
             "kwh": kwh, "summary": summary,
             "figures": {
-                "scaling": plots.scaling_chart(curves, f"Scaling efficiency of {m['name']} training on {device['name']}"),
+                "scaling": plots.scaling_chart(curves, _("Scaling efficiency of {model} training on {device}").format(
+                    model=m["name"], device=device["name"])),
                 "accumulation": plots.accumulation_chart(
-                    acc, f"Gradient accumulation at a global batch of {global_batch}") if len(acc) else
-                plots.empty_figure("No accumulation step divides the global batch evenly", "Gradient accumulation"),
+                    acc, _("Gradient accumulation at a global batch of {batch}").format(batch=global_batch))
+                if len(acc) else
+                plots.empty_figure(_("No accumulation step divides the global batch evenly"),
+                                   _("Gradient accumulation")),
             },
             "tables": {
-                "step": table_html(step_table, {"compute [s]": "{:.3f}".format, "all-reduce exposed [s]": "{:.3f}".format,
-                                                "step [s]": "{:.3f}".format, "efficiency": "{:.1%}".format,
-                                                "tokens/s": people_format(), "days": "{:,.1f}".format}),
+                "step": table_html(step_table, {_("compute [s]"): "{:.3f}".format,
+                                                _("all-reduce exposed [s]"): "{:.3f}".format,
+                                                _("step [s]"): "{:.3f}".format, _("efficiency"): "{:.1%}".format,
+                                                "tokens/s": people_format(), _("days"): "{:,.1f}".format}),
                 "power": table_html(power, {k: "{:,.1f}".format for k in power.columns}),
             },
         }

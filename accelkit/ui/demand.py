@@ -10,7 +10,8 @@ import ipywidgets as W
 from .. import demand, plots, sizing, units
 from ..catalog import load_catalog
 from ..memory import usable_bytes
-from ..numbers import people, people_format
+from ..i18n import N_, _
+from ..numbers import DOES_NOT_FIT, UNKNOWN, people, people_format
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, error_html, range_text, table_html
@@ -29,10 +30,16 @@ TERMS = ("FLOP", "TFLOP/s", "MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3
          "QLoRA")
 
 
+#: words for the workload and its units of work (translated where shown)
+_WORKLOAD_WORDS = {"training": N_("training"), "fine-tuning": N_("fine-tuning"), "inference": N_("inference")}
+_UNIT_WORDS = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("requests"), "samples": N_("samples")}
+_ONE_WORDS = {"tokens": N_("output token"), "frames": N_("frame"), "requests": N_("request"), "samples": N_("sample")}
+
+
 class DemandPanel(Panel):
     """From model size and data (or the source text's rule) to devices and days."""
 
-    title = "Compute demand"
+    title = N_("Compute demand")
 
     def __init__(self, scenario=None, catalog=None, seed_params=1e8, seed_batch=32, seed_iters_per_s=10.0,
                  seed_tokens_per_sample=512, measured_results="", use_measurements=False, measured_demand=""):
@@ -155,138 +162,216 @@ class DemandPanel(Panel):
         model = sizing.model_of(s)
         table = sizing.per_device(s, self.catalog, list(c["devices"]) or None, measurements=measurements)
         known = table[table["feasible"].astype(bool) & table["peak_flops"].notna()]
+        decision = None
+        if s.search_configurations and not known.empty:
+            # the decision's own figure per device: the configuration chapter 09 searches (batch, tensor parallel,
+            # ZeRO stage, precision), next to this chapter's figure at the scenario's settings
+            from ..configsearch import best_configurations
+
+            decision = best_configurations(s, self.catalog[self.catalog["name"].isin(known["name"])],
+                                           measurements=measurements)
         mem = sizing.memory_need(s)
         training = s.workload in sizing.TRAINING_WORKLOADS
         rate = need["required_flops_per_s"]
         unit = table["work_unit"].iloc[0] if len(table) else "tokens"
-        how = ("your own MFU of {:.0%}".format(s.utilization) if s.utilization is not None else
-               "the projection engine (published efficiencies, fitted overheads; chapter 10 shows how well it matches "
-               "published measurements)")
+        how = (_("your own MFU of {share}").format(share=f"{s.utilization:.0%}") if s.utilization is not None else
+               _("the projection engine (published efficiencies, fitted overheads; chapter 10 shows how well it "
+                 "matches published measurements)"))
 
         summary = []
+        kind = table["kind"].iloc[0] if len(table) else ("training" if training else "llm")
+        ops = "OP/s" if s.precision == "int8" else "FLOP/s"
         if training:
-            summary.append(
-                f"{s.workload.capitalize()} {model['name']} on {people(s.tokens, 'tokens')} costs "
-                f"{people(need['total_flops'], 'FLOP')} "
-                f"({need['rule']}). Finishing in {s.time_target_days:g} days needs a sustained "
-                f"{rate / units.TERA:,.1f} TFLOP/s."
-            )
+            summary.append(_(
+                "{workload} {model} on {tokens} costs {flop} ({rule}). Finishing in {days} days needs a sustained "
+                "{rate} TFLOP/s.").format(workload=_(_WORKLOAD_WORDS[s.workload]).capitalize(), model=model["name"],
+                                  tokens=people(s.tokens, _(_UNIT_WORDS[unit])), flop=people(need["total_flops"], "FLOP"),
+                                  rule=need["rule"], days=f"{s.time_target_days:g}", rate=f"{rate / units.TERA:,.1f}"))
+        elif kind == "vision":
+            summary.append(_("Serving {model} on {streams} camera streams × {fps} frames/s needs {rate} ({rule}).").format(
+                model=model["name"], streams=s.streams, fps=f"{s.frames_per_s:g}", rate=people(rate, ops),
+                rule=need["rule"]))
         else:
-            summary.append(
-                f"Serving {model['name']} at {s.requests_per_s:g} requests/s of {s.seq_len + s.output_tokens} tokens "
-                f"needs {rate / units.TERA:,.1f} TFLOP/s ({need['rule']})."
-            )
-        if not known.empty:
-            best = known.sort_values(["devices_needed", "peak_flops"], ascending=[True, False]).iloc[0]
-            summary.append(
-                f"Projected with {how}: the fewest devices among those selected is {best['devices_needed']:.0f} × "
-                f"{best['name']} ({best['devices_for_target']:.0f} for the {'time target' if training else 'request rate'}, "
-                f"{best['min_devices_memory']:.0f} to hold the memory)."
-            )
+            summary.append(_("Serving {model} at {rps} requests/s of {tokens} tokens needs {rate} TFLOP/s "
+                             "({rule}).").format(model=model["name"], rps=f"{s.requests_per_s:g}",
+                                                 tokens=s.seq_len + (s.output_tokens if kind == "llm" else 0),
+                                                 rate=f"{rate / units.TERA:,.1f}", rule=need["rule"]))
+        # a device the model never fits on (or not on the scenario's cluster, for training) is no answer:
+        # it is never the fewest, the fastest or the cheapest
+        fitting = known[np.isfinite(known["devices_needed"].astype(float))
+                        & (known["fits"].astype(bool) if training else True)]
+        if not fitting.empty:
+            best = fitting.sort_values(["devices_needed", "peak_flops"], ascending=[True, False]).iloc[0]
+            target_words = _("time target") if training else (_("frame rate") if kind == "vision" else _("request rate"))
+            summary.append(_(
+                "Projected with {how}: the fewest devices among those selected is {n} × {name} ({for_target} for the "
+                "{target}, {for_memory} to hold the memory).").format(
+                how=how, n=f"{best['devices_needed']:.0f}", name=best["name"],
+                for_target=f"{best['devices_for_target']:.0f}", target=target_words,
+                for_memory=f"{best['min_devices_memory']:.0f}"))
             if training:
-                fastest = known.sort_values("days_on_n").iloc[0]
-                summary.append(
-                    f"On {s.n_devices} devices the job takes {fastest['days_on_n']:.1f} days "
-                    f"({fastest['days_on_n_low']:.1f}-{fastest['days_on_n_high']:.1f}) on {fastest['name']}, a projected "
-                    f"MFU of {fastest['mfu']:.0%} (efficiency: {fastest['matmul_source']})."
-                )
+                fastest = fitting.sort_values("days_on_n").iloc[0]
+                summary.append(_(
+                    "On {n} devices the job takes {days} days ({low}-{high}) on {name}, a projected MFU of {mfu} "
+                    "(efficiency: {source}).").format(
+                    n=s.n_devices, days=f"{fastest['days_on_n']:.1f}", low=f"{fastest['days_on_n_low']:.1f}",
+                    high=f"{fastest['days_on_n_high']:.1f}", name=fastest["name"], mfu=f"{fastest['mfu']:.0%}",
+                    source=fastest["matmul_source"]))
             else:
-                quick = known.sort_values("latency_s").iloc[0]
-                one = {"tokens": "output token", "frames": "frame", "requests": "request"}[unit]
-                summary.append(
-                    f"Fastest per {one}: {quick['name']} at {quick['latency_s'] * units.MILLISECONDS_PER_SECOND:,.3g} ms "
-                    f"({quick['latency_s_low'] * units.MILLISECONDS_PER_SECOND:,.3g}-{quick['latency_s_high'] * units.MILLISECONDS_PER_SECOND:,.3g}), "
-                    f"{quick['work_per_device_hour'] / units.SECONDS_PER_HOUR:,.0f} {unit}/s per device "
-                    f"(efficiency: {quick['matmul_source']})."
-                )
-            priced = known.dropna(subset=["cloud_usd"])
+                quick = fitting.sort_values("latency_s").iloc[0]
+                ms = units.MILLISECONDS_PER_SECOND
+                summary.append(_(
+                    "Fastest per {one}: {name} at {value} ms ({low}-{high}), {rate} {unit}/s per device "
+                    "(efficiency: {source}).").format(
+                    one=_(_ONE_WORDS[unit]), name=quick["name"], value=f"{quick['latency_s'] * ms:,.3g}",
+                    low=f"{quick['latency_s_low'] * ms:,.3g}", high=f"{quick['latency_s_high'] * ms:,.3g}",
+                    rate=f"{quick['work_per_device_hour'] / units.SECONDS_PER_HOUR:,.0f}", unit=_(_UNIT_WORDS[unit]),
+                    source=quick["matmul_source"]))
+            priced = fitting.dropna(subset=["cloud_usd"])
             if not priced.empty:
                 cheap = priced.sort_values("cloud_usd").iloc[0]
-                what = "the whole run" if training else "an hour of serving"
-                summary.append(
-                    f"Cheapest to rent for {what}: {cheap['name']} at ${cheap['cloud_usd']:,.0f} "
-                    f"({cheap['device_hours']:,.0f} device-hours at ${cheap['cloud_usd_per_hour']:.2f}/h on demand)."
-                )
+                sentence = (_("Cheapest to rent for the whole run: {name} at {cost} ({hours} device-hours at {rate}/h "
+                              "on demand).") if training else
+                            _("Cheapest to rent for an hour of serving: {name} at {cost} ({hours} device-hours at "
+                              "{rate}/h on demand)."))
+                summary.append(sentence.format(name=cheap["name"], cost=f"${cheap['cloud_usd']:,.0f}",
+                                               hours=f"{cheap['device_hours']:,.0f}",
+                                               rate=f"${cheap['cloud_usd_per_hour']:.2f}"))
+        elif not known.empty:
+            summary.append(_("The model does not fit on any selected device{where}: no device count, time or rent "
+                             "is shown for them.").format(
+                where=_(" on {n} devices").format(n=s.n_devices) if training else ""))
+        unfit = known[~known["name"].isin(fitting["name"])]["name"].tolist()
+        if len(unfit) and not fitting.empty:
+            summary.append((_("Does not fit on {n} devices (left out of the fewest, fastest and cheapest): {names}.")
+                            if training else _("Does not fit (left out of the fewest, fastest and cheapest): {names}."))
+                           .format(n=s.n_devices, names=", ".join(unfit)))
+        if decision is not None and not fitting.empty:
+            chosen = decision.set_index("name")
+            pick = (chosen.reindex(fitting["name"]).dropna(subset=["days_on_n" if training else "latency_s"]))
+            if len(pick):
+                top = pick.sort_values("days_on_n" if training else "latency_s").iloc[0]
+                summary.append(_(
+                    "The decision (chapter 09) searches each device's configuration; its figure for each device is the "
+                    "last column of the table (fastest there: {name}, {configuration}: {figure}).").format(
+                    name=top.name, configuration=top["configuration"], figure=self._decision_figure(top, unit)))
         if training and s.zero_stage < 3 and not known.empty:
-            sharded = sizing.per_device(s.copy().update(zero_stage=3), self.catalog, [best["name"]]).iloc[0]
-            if sharded["min_devices_memory"] < best["min_devices_memory"]:
-                summary.append(
-                    f"ZeRO-3 (weights, gradients and optimizer sharded) would hold the memory on "
-                    f"{sharded['min_devices_memory']:.0f} × {best['name']} instead of {best['min_devices_memory']:.0f}."
-                )
+            anchor = best if not fitting.empty else known.sort_values("min_devices_memory").iloc[0]
+            sharded = sizing.per_device(s.copy().update(zero_stage=3), self.catalog, [anchor["name"]]).iloc[0]
+            if sharded["min_devices_memory"] < anchor["min_devices_memory"]:
+                summary.append(_(
+                    "ZeRO-3 (weights, gradients and optimizer sharded) would hold the memory on {n} × {name} instead "
+                    "of {before}.").format(n=people(sharded["min_devices_memory"]), name=anchor["name"],
+                                           before=people(anchor["min_devices_memory"])))
         missing = table[~table["name"].isin(known["name"])]
         if len(missing):
-            summary.append(f"{len(missing)} selected device(s) cannot be projected and are left out: "
-                           + "; ".join(f"{n} ({w})" for n, w in zip(missing["name"], missing["why"])) + ".")
+            summary.append(_("{n} selected device(s) cannot be projected and are left out: {which}.").format(
+                n=len(missing), which="; ".join(f"{n} ({w})" for n, w in zip(missing["name"], missing["why"]))))
         if measurements is not None:
-            summary.append(f"Using your measurements ({self.measurements.source()}) for "
-                           f"{measurements['device_name'].iloc[0]} where it is in the catalogue.")
+            summary.append(_("Using your measurements ({source}) for {device} where it is in the catalogue.").format(
+                source=self.measurements.source(), device=measurements["device_name"].iloc[0]))
         # the note holds only while the targets are the measured ones (a person may change them after)
         if self.measured_note and all(getattr(s, k) == v for k, v in self._measured_fields.items()):
             summary.append(self.measured_note)
-        summary.append(self._lesson(known, rate))
+        summary.append(self._lesson(fitting, rate))
 
         seed = demand.seed_claim_check(c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                        c["seed_tokens_per_sample"])
-        summary.append(
-            f"The source text's rule (params × 3 × batch × it/s) gives {people(seed.loc[1, 'flops_per_s'], 'FLOP/s')} for its "
-            f"example, {seed.loc[1, 'ratio_to_claim']:.2g}× its claimed 100 TFLOPS; 6·N per token with "
-            f"{c['seed_tokens_per_sample']} tokens per sample gives {people(seed.loc[3, 'flops_per_s'] / units.TERA)} TFLOP/s."
-        )
+        summary.append(_(
+            "The source text's rule (params × 3 × batch × it/s) gives {rate} for its example, {ratio}× its claimed "
+            "100 TFLOPS; 6·N per token with {tokens} tokens per sample gives {tflops} TFLOP/s.").format(
+            rate=people(seed.loc[1, "flops_per_s"], "FLOP/s"), ratio=f"{seed.loc[1, 'ratio_to_claim']:.2g}",
+            tokens=c["seed_tokens_per_sample"], tflops=people(seed.loc[3, "flops_per_s"] / units.TERA)))
 
         parts = {k: mem[k] / units.GIGA for k in ("weights", "gradients", "optimizer", "activations", "kv_cache")}
         chosen = self.catalog[self.catalog["name"].isin(table["name"])].set_index("name")
         capacities = usable_bytes(chosen["memory_gb"].dropna() * units.GIGA) / units.GIGA
-        how_mem = (f"ZeRO-{s.zero_stage}, {s.n_devices} devices, batch {s.batch_size} × {s.seq_len} tokens"
-                   if training else f"batch {s.batch_size}, {s.seq_len + s.output_tokens}-token context, "
-                   f"sharded over {s.n_devices}")
-        mem_title = f"Memory per device: {mem['total'] / units.GIGA:,.1f} GB ({how_mem})"
+        if training:
+            how_mem = _("ZeRO-{stage}, {n} devices, batch {batch} × {seq} tokens").format(
+                stage=s.zero_stage, n=s.n_devices, batch=s.batch_size, seq=s.seq_len)
+        elif kind == "vision":
+            how_mem = _("batch {batch} frames").format(batch=s.batch_size)
+        else:
+            how_mem = _("batch {batch}, {context}-token context, sharded over {n}").format(
+                batch=s.batch_size, context=s.seq_len + s.output_tokens, n=s.n_devices)
+        mem_title = _("Memory per device: {gb} GB ({how})").format(gb=f"{mem['total'] / units.GIGA:,.1f}", how=how_mem)
         if training and not mem["activations_known"]:
-            mem_title += " -- activations unknown for a custom model"
-        target = f"in {s.time_target_days:g} days" if training else f"at {s.requests_per_s:g} requests/s"
+            mem_title += " -- " + _("activations unknown for a custom model")
+        if training:
+            target = _("in {days} days").format(days=f"{s.time_target_days:g}")
+        elif kind == "vision":
+            target = _("for {streams} streams × {fps} frames/s").format(streams=s.streams, fps=f"{s.frames_per_s:g}")
+        else:
+            target = _("at {rps} requests/s").format(rps=f"{s.requests_per_s:g}")
 
+        fits_here = known["name"].isin(fitting["name"]).to_numpy()
         shown = known.assign(
             peak_t=known["peak_flops"] / units.TERA,
             speed=[range_text(v / units.SECONDS_PER_HOUR, lo / units.SECONDS_PER_HOUR, hi / units.SECONDS_PER_HOUR, "{:,.0f}") for v, lo, hi in
                    zip(known["work_per_device_hour"], known["work_per_device_hour_low"],
                        known["work_per_device_hour_high"])],
         )
+        peak_name = _("{precision} peak [{unit}]").format(precision=s.precision,
+                                                          unit="TOP/s" if s.precision == "int8" else "TFLOP/s")
         cols = ["name", "peak_t", "speed"]
-        names = ["device", f"{s.precision} peak [TFLOP/s]", f"projected {unit}/s per device (range)"]
+        names = [_("device"), peak_name, _("projected {unit}/s per device (range)").format(unit=_(_UNIT_WORDS[unit]))]
         if training:
-            shown["days"] = [range_text(v, lo, hi, "{:,.1f}") for v, lo, hi in
-                             zip(known["days_on_n"], known["days_on_n_low"], known["days_on_n_high"])]
+            # a run that cannot hold the model on the scenario's cluster has no time there: 'does not fit'
+            shown["days"] = [range_text(v, lo, hi, "{:,.1f}") if ok else _(DOES_NOT_FIT) for v, lo, hi, ok in
+                             zip(known["days_on_n"], known["days_on_n_low"], known["days_on_n_high"], fits_here)]
             cols += ["mfu", "days"]
-            names += ["MFU", f"days on {s.n_devices} (range)"]
+            names += ["MFU", _("days on {n} (range)").format(n=s.n_devices)]
         else:
             shown["latency"] = [range_text(v * units.MILLISECONDS_PER_SECOND, lo * units.MILLISECONDS_PER_SECOND, hi * units.MILLISECONDS_PER_SECOND, "{:,.3g}") for v, lo, hi in
                                 zip(known["latency_s"], known["latency_s_low"], known["latency_s_high"])]
             cols += ["latency"]
-            names += [f"ms per {'token' if unit == 'tokens' else unit[:-1]} (range)"]
+            names += [_("ms per {one} (range)").format(one=_(_ONE_WORDS[unit]))]
+        # no rent for a device the model does not fit on: people_format writes 'does not fit' for inf
+        shown["device_hours"] = np.where(fits_here, shown["device_hours"], np.inf)
+        shown["cloud_usd"] = np.where(fits_here, shown["cloud_usd"], np.inf)
         cols += ["devices_for_target", "min_devices_memory", "devices_needed", "device_hours", "cloud_usd",
                  "matmul_source"]
-        names += ["for the target", "for memory", "devices needed", "device-hours", "rent [USD]", "efficiency source"]
+        names += [_("for the target"), _("for memory"), _("devices needed"), _("device-hours"), _("rent [USD]"),
+                  _("efficiency source")]
+        if decision is not None:
+            by_name = decision.set_index("name")
+            shown["decision"] = [
+                f"{by_name.loc[n, 'configuration']}: {self._decision_figure(by_name.loc[n], unit)}"
+                if n in by_name.index and by_name.loc[n, "days_on_n" if training else "latency_s"] ==
+                by_name.loc[n, "days_on_n" if training else "latency_s"] else _(UNKNOWN) for n in shown["name"]]
+            cols += ["decision"]
+            names += [_("the decision's configuration (chapter 09)")]
         shown = shown.sort_values("devices_needed")[cols]
         shown.columns = names
         # counts and money may be infinite (a model that never fits): 'does not fit', never 'inf'
-        fmt = {f"{s.precision} peak [TFLOP/s]": "{:,.1f}".format, "MFU": "{:.0%}".format,
-               "for the target": people_format(), "for memory": people_format(),
-               "devices needed": people_format(), "device-hours": people_format(), "rent [USD]": people_format()}
+        fmt = {peak_name: "{:,.1f}".format, "MFU": "{:.0%}".format,
+               _("for the target"): people_format(), _("for memory"): people_format(),
+               _("devices needed"): people_format(), _("device-hours"): people_format(),
+               _("rent [USD]"): people_format()}
         seed_shown = seed.assign(tflops=seed["flops_per_s"] / units.TERA)[["method", "tflops", "ratio_to_claim", "explanation"]]
-        seed_shown.columns = ["method", "TFLOP/s", "× the claim", "why"]
+        seed_shown.columns = [_("method"), "TFLOP/s", _("× the claim"), _("why")]
         return {
-            "need": need, "table": table, "memory": mem, "seed": seed,
+            "need": need, "table": table, "memory": mem, "seed": seed, "decision": decision,
             "summary": summary,
             "figures": {
-                "devices": plots.devices_needed_chart(table, f"Devices needed {target} ({s.precision}, projected)"),
+                "devices": plots.devices_needed_chart(table, _("Devices needed {target} ({precision}, projected)").format(
+                    target=target, precision=s.precision)),
                 "memory": plots.memory_breakdown_chart(parts, capacities, mem_title),
                 "seed": plots.seed_rule_chart(seed),
             },
             "tables": {
                 "devices": table_html(shown, fmt),
-                "seed": table_html(seed_shown, {"TFLOP/s": people_format(), "× the claim": people_format()}),
+                "seed": table_html(seed_shown, {"TFLOP/s": people_format(), _("× the claim"): people_format()}),
             },
         }
+
+    @staticmethod
+    def _decision_figure(row, unit):
+        """The decision's figure of one device in words: days (training) or ms per token / frame / request."""
+        if "days_on_n" in row and row["days_on_n"] == row["days_on_n"] and row.get("kind") == "training":
+            return _("{days} days").format(days=f"{row['days_on_n']:.1f}")
+        return _("{ms} ms per {one}").format(ms=f"{row['latency_s'] * units.MILLISECONDS_PER_SECOND:,.3g}",
+                                              one=_(_ONE_WORDS[unit]))
 
     def render(self, result):
         self.summary.value = T.summary_html(result["summary"], TERMS)
@@ -299,12 +384,15 @@ class DemandPanel(Panel):
         peak = a100["bf16_tflops"].iloc[0] * units.TERA
         delivered = 8 * peak * 0.30
         a100_row = known[known["name"] == "A100 80GB SXM"]
-        needed = (f"; this scenario needs {a100_row['devices_for_target'].iloc[0]:.0f} A100(s) at the projected speed"
-                  if len(a100_row) else "")
-        return (
-            f"The text's lesson: 8 × A100 used at 30 % deliver {delivered / units.TERA:,.0f} TFLOP/s -- what "
-            f"{8 * 0.30:.1f} fully used A100s would{needed}. Measure utilisation (nvidia-smi, chapter 08) before buying."
-        )
+        tflops = f"{delivered / units.TERA:,.0f}"
+        if len(a100_row):
+            return _("The text's lesson: 8 × A100 used at 30 % deliver {tflops} TFLOP/s -- what {n} fully used A100s "
+                     "would; this scenario needs {needed} A100(s) at the projected speed. Measure utilisation "
+                     "(nvidia-smi, chapter 08) before buying.").format(
+                tflops=tflops, n=f"{8 * 0.30:.1f}", needed=f"{a100_row['devices_for_target'].iloc[0]:.0f}")
+        return _("The text's lesson: 8 × A100 used at 30 % deliver {tflops} TFLOP/s -- what {n} fully used A100s "
+                 "would. Measure utilisation (nvidia-smi, chapter 08) before buying.").format(
+            tflops=tflops, n=f"{8 * 0.30:.1f}")
 
     def key_figures(self):
         if self.error:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import html
+
 import ipywidgets as W
 
 from .. import claims, plots, sizing, units
 from ..catalog import load_catalog
+from ..currency import money
+from ..i18n import N_, _, ngettext
 from ..numbers import people_format
 from . import controls as C
 from . import terms as T
@@ -18,49 +22,112 @@ TERMS = ("fps", "int8", "fp16", "dense", "2:4 sparsity", "sparse", "DLA", "NPU",
          "latency target", "power envelope", "TDP", "TOPS", "T(FL)OP/s", "MFU", "quantisation", "batch",
          "memory bandwidth")
 
+#: the scenario's deployment and workload in words (translated where shown)
+_DEPLOYMENT_WORDS = {"cloud": N_("in the cloud"), "on-prem": N_("on-prem"), "edge": N_("at the edge")}
+_WORKLOAD_WORDS = {"training": N_("training"), "fine-tuning": N_("fine-tuning"), "inference": N_("inference")}
+
 
 class EdgePanel(Panel):
     """Streams × frame rate × model FLOPs against every edge device."""
 
-    title = "Edge inference"
+    title = N_("Edge inference")
 
     def __init__(self, scenario=None, catalog=None, model=None, precision=None, utilization=None,
                  latency_ms=None, power_w=None, budget_usd=None, use_npu=True):
         super().__init__(scenario)
         s = self.scenario
-        from ..projection.for_scenario import is_vision_model
-
-        # the scenario's own image model, precision, utilisation and latency target, so this chapter and the
-        # decision project one figure (projection.vision) for one scenario
-        vision = is_vision_model(s)
-        model = model or (s.model if vision else "YOLOv8s")
-        precision = precision or (s.precision if vision and s.precision in ("int8", "fp16") else "int8")
-        if utilization is not None:
-            s.utilization = utilization
-        latency_ms = latency_ms if latency_ms is not None else (s.latency_target_ms if vision else 33.0)
-        self.vision_scenario = vision  # frames per pass: the scenario's batch for an image model, else one frame
+        # the scenario's own image model, precision, utilisation and latency target when it serves one, so this
+        # chapter and the decision project one figure (projection.vision) for one scenario; any other scenario
+        # gets this chapter's own camera workload, which leaves the shared scenario alone
+        vision = self._serves_vision()
+        edge = s.deployment == "edge"
+        if vision:
+            # the scenario's own values win: this chapter and the decision then project one figure
+            model, latency_ms, mfu = s.model, s.latency_target_ms, s.utilization
+            precision = s.precision if s.precision in ("int8", "fp16") else (precision or "int8")
+        else:
+            model, precision = model or "YOLOv8s", precision or "int8"
+            latency_ms = latency_ms if latency_ms is not None else 33.0
+            mfu = utilization if utilization is not None else s.utilization
         self.catalog = catalog if catalog is not None else load_catalog()
-        power = power_w if power_w is not None else (s.power_envelope_w or 30.0)
-        budget = budget_usd if budget_usd is not None else (s.budget_usd or 5000.0)
+        if edge:
+            power, budget = s.power_envelope_w or 0.0, s.budget_usd or 0.0
+        else:
+            power = power_w if power_w is not None else 30.0
+            budget = budget_usd if budget_usd is not None else 5000.0
         self.controls = {
-            "streams": C.integer("streams", s.streams, "cameras", width="200px"),
-            "frames_per_s": C.number("frame rate", s.frames_per_s, "fps", width="180px"),
+            "streams": C.integer(_("streams"), s.streams, _("cameras"), width="200px"),
+            "frames_per_s": C.number(_("frame rate"), s.frames_per_s, "fps", width="180px"),
             "model": C.model_picker(model, include_custom=False, kinds=["cnn", "vit"]),
-            "precision": C.choice("precision", ["int8", "fp16"], precision, width="170px",
-                                  tooltip="int8: post-training quantisation (TensorRT, OpenVINO, HailoRT, Edge TPU)"),
-            "use_npu": C.toggle("use DLA/NPU engines", use_npu,
-                                tooltip="count the Jetson DLA cores (int8) as well as the GPU"),
-            **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
-            "latency_ms": C.number("latency target", latency_ms, "ms per frame", width="270px"),
-            "power_w": C.number("power envelope", power, "W per box", width="250px"),
-            "budget_usd": C.number("budget", budget, "USD", width="200px"),
+            "precision": C.choice(_("precision"), ["int8", "fp16"], precision, width="170px",
+                                  tooltip=_("int8: post-training quantisation (TensorRT, OpenVINO, HailoRT, Edge TPU)")),
+            "use_npu": C.toggle(_("use DLA/NPU engines"), use_npu,
+                                tooltip=_("count the Jetson DLA cores (int8) as well as the GPU")),
+            **dict(zip(("own_mfu", "utilization"), C.own_mfu(mfu))),
+            "latency_ms": C.number(_("latency target"), latency_ms, _("ms per frame"), width="270px"),
+            "power_w": C.number(_("power envelope"), power, _("W per box, 0 = none"), width="280px"),
+            "budget_usd": C.number(_("budget"), budget, _("USD, 0 = none"), width="240px"),
         }
-        self.bind_same("streams", "frames_per_s")
-        C.mfu_bindings(self)
-        self.bind("power_w", "power_envelope_w")
-        self.bind("budget_usd", "budget_usd")
+        self.scope = W.HTML()
+        self._bind_for_scenario()
         self.words = T.WordsBox(TERMS)
         self.start()
+
+    def _serves_vision(self):
+        """True when the scenario serves an image model (inference of a CNN or ViT): then this chapter is its."""
+        from ..projection.for_scenario import is_vision_model
+
+        return self.scenario.workload == "inference" and is_vision_model(self.scenario)
+
+    def _bind_for_scenario(self):
+        """Tie the controls that belong to the scenario to it, and say on the page which ones do.
+
+        A scenario that serves an image model shares its cameras, model, precision and latency
+        target with this chapter; an edge deployment shares its power envelope and budget too.
+        Anything else stays in this chapter: a 15 W envelope typed here to explore edge boxes
+        must not empty a cloud training decision (a power limit per box belongs to an edge site).
+        """
+        s = self.scenario
+        self.vision_scenario = vision = self._serves_vision()
+        edge = s.deployment == "edge"
+        for name in ("streams", "frames_per_s", "model", "precision", "own_mfu", "utilization", "latency_ms",
+                     "power_w", "budget_usd"):
+            self.bindings.pop(name, None)
+        if vision:
+            self.bind_same("streams", "frames_per_s", "model", "precision")
+            C.mfu_bindings(self)
+            self.bind("latency_ms", "latency_target_ms")
+        if edge:
+            self.bind("power_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
+            self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
+        model = sizing.model_of(s)["name"]
+        if vision and edge:
+            note = _("This chapter sizes your scenario: its cameras, model, precision, latency target, power envelope "
+                     "and budget are the ones every tab and the decision use, and a change here changes them there.")
+        elif vision:
+            note = _("This chapter sizes your scenario's {model} (cameras, model, precision and latency target are "
+                     "shared with every tab). Your scenario deploys {deployment}, so the power envelope and budget "
+                     "here are this chapter's own and leave the decision unchanged.").format(
+                model=model, deployment=_(_DEPLOYMENT_WORDS.get(s.deployment, s.deployment)))
+        else:
+            note = _("Your scenario is {workload} of {model}, not an edge camera workload: this chapter sizes a "
+                     "camera workload of its own (below), and nothing here changes your scenario or the "
+                     "decision.").format(workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)), model=model)
+        self.scope.value = f'<div class="ak-note" data-ak="edge-scope">{html.escape(note)}</div>'
+
+    def pull_scenario(self):
+        """Bring in the shared scenario; the scenario may have become (or stopped being) an edge vision one."""
+        was = self.vision_scenario
+        self._bind_for_scenario()
+        if self.vision_scenario and not was:
+            self._suspended = True
+            try:
+                s = self.scenario
+                if s.precision in ("int8", "fp16"):
+                    self.controls["precision"].value = s.precision
+            finally:
+                self._suspended = False
+        super().pull_scenario()
 
     def render(self, result):
         self.summary.value = T.summary_html(result["summary"], TERMS)
@@ -68,69 +135,90 @@ class EdgePanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
-            C.group("Workload", [c["streams"], c["frames_per_s"], c["model"], c["precision"], c["use_npu"],
-                                 c["own_mfu"], c["utilization"]]),
-            C.group("Targets", [c["latency_ms"], c["power_w"], c["budget_usd"]]),
+            C.group(_("Workload"), [c["streams"], c["frames_per_s"], c["model"], c["precision"], c["use_npu"],
+                                    c["own_mfu"], c["utilization"]]),
+            C.group(_("Targets"), [c["latency_ms"], c["power_w"], c["budget_usd"]]),
         )
-        return W.VBox([W.HTML(CSS), boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
-                       W.HTML("<h4>The source text's edge table</h4>"), t["claims"], self.words.widget, self.save_box()])
+        return W.VBox([W.HTML(CSS), self.scope, boxes, self.message, self.summary, f["fit"], f["units"], t["fit"],
+                       W.HTML("<h4>" + html.escape(_("The source text's edge table")) + "</h4>"), t["claims"],
+                       self.words.widget, self.save_box()])
 
     def compute(self):
         s = self.scenario
         c = {k: w.value for k, w in self.controls.items()}
-        for name in ("latency_ms", "power_w", "budget_usd"):
-            if not c[name] > 0:
-                raise ValueError(f"{name.replace('_', ' ')} must be > 0; got {c[name]}")
+        if not c["latency_ms"] > 0:
+            raise ValueError(f"latency ms must be > 0; got {c['latency_ms']}")
+        for name in ("power_w", "budget_usd"):
+            if not c[name] >= 0:
+                raise ValueError(f"{name.replace('_', ' ')} must be >= 0 (0 = none); got {c[name]}")
+        power, budget = c["power_w"] or None, c["budget_usd"] or None
+        # the controls: the scenario's values where they are bound to it (pull_scenario brings them in), this
+        # chapter's own otherwise
+        streams, fps = c["streams"], c["frames_per_s"]
+        utilization = c["utilization"] if c["own_mfu"] else None
         batch = s.batch_size if self.vision_scenario else 1
-        table = sizing.edge_fit(self.catalog, s.streams, s.frames_per_s, c["model"], c["precision"], s.utilization,
-                                c["latency_ms"], c["power_w"], c["budget_usd"], c["use_npu"], batch_size=batch)
-        per_frame, _ = sizing.frame_flops(c["model"])
-        need = s.streams * s.frames_per_s * per_frame
-        speed = (f"at your {s.utilization:.0%} of each device's {c['precision']} peak" if s.utilization is not None else
-                 f"at each device's achievable {c['precision']} rate (published efficiencies)")
-        summary = [f"{s.streams} streams × {s.frames_per_s:g} fps of {c['model']} ({per_frame / units.GIGA:.1f} GFLOP per frame) "
-                   f"need {need / units.TERA:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s. Time per frame: one pass "
-                   f"of a batch of {batch} frame{'s' if batch != 1 else ''} {speed}, plus the weights' memory "
-                   "traffic and the small-batch floor of a pass (the decision's figure, projection.vision)."]
+        table = sizing.edge_fit(self.catalog, streams, fps, c["model"], c["precision"], utilization,
+                                c["latency_ms"], power, budget, c["use_npu"], batch_size=batch)
+        per_frame, _preset = sizing.frame_flops(c["model"])
+        need = streams * fps * per_frame
+        if utilization is not None:
+            speed = _("at your {share} of each device's {precision} peak").format(
+                share=f"{utilization:.0%}", precision=c["precision"])
+        else:
+            speed = _("at each device's achievable {precision} rate (published efficiencies)").format(
+                precision=c["precision"])
+        rate = f"{need / units.TERA:.2f} T{'OP' if c['precision'] == 'int8' else 'FLOP'}/s"
+        summary = [_("{streams} streams × {fps} fps of {model} ({gflop} GFLOP per frame) need {rate}.").format(
+                       streams=streams, fps=f"{fps:g}", model=c["model"],
+                       gflop=f"{per_frame / units.GIGA:.1f}", rate=rate)
+                   + " " + ngettext("Time per frame: one pass of a batch of {batch} frame {speed}, plus the weights' "
+                                    "memory traffic and the small-batch floor of a pass (the decision's figure, "
+                                    "projection.vision).",
+                                    "Time per frame: one pass of a batch of {batch} frames {speed}, plus the weights' "
+                                    "memory traffic and the small-batch floor of a pass (the decision's figure, "
+                                    "projection.vision).", batch).format(batch=batch, speed=speed)]
         ok = table[table["meets"]]
         if ok.empty:
-            summary.append("No edge device meets every target. Relax one (see the reasons in the table).")
+            summary.append(_("No edge device meets every target. Relax one (see the reasons in the table)."))
         else:
             priced = ok.dropna(subset=["cost_usd"])
             best = (priced.sort_values("cost_usd") if not priced.empty else ok.sort_values("power_w")).iloc[0]
-            summary.append(
-                f"{len(ok)} device(s) meet every target; "
-                + (f"the cheapest is {best['units']:.0f} × {best['name']} for ${best['cost_usd']:,.0f} "
-                   f"({best['power_w']:,.0f} W in all, {best['frame_ms']:.1f} ms per frame)."
-                   if best["cost_usd"] == best["cost_usd"] else
-                   f"the least power-hungry is {best['units']:.0f} × {best['name']} ({best['power_w']:,.0f} W).")
-            )
+            if best["cost_usd"] == best["cost_usd"]:
+                summary.append(_("{n} device(s) meet every target; the cheapest is {units} × {name} for {cost} "
+                                 "({watts} W in all, {ms} ms per frame).").format(
+                    n=len(ok), units=f"{best['units']:.0f}", name=best["name"], cost=money(best["cost_usd"]),
+                    watts=f"{best['power_w']:,.0f}", ms=f"{best['frame_ms']:.1f}"))
+            else:
+                summary.append(_("{n} device(s) meet every target; the least power-hungry is {units} × {name} "
+                                 "({watts} W in all).").format(n=len(ok), units=f"{best['units']:.0f}",
+                                                               name=best["name"], watts=f"{best['power_w']:,.0f}"))
         derived = table[table["basis"].str.startswith(("half", "GPU only"))]["name"].tolist()
         if derived:
-            summary.append("Dense INT8 for " + ", ".join(derived) + " is half of NVIDIA's 2:4-sparse figure "
-                           "(derived here, not printed by the vendor).")
+            summary.append(_("Dense INT8 for {devices} is half of NVIDIA's 2:4-sparse figure (derived here, not "
+                             "printed by the vendor).").format(devices=", ".join(derived)))
         if c["precision"] == "int8" and not c["use_npu"]:
-            summary.append("GPU only: the DLA engines are left idle (the source text's factory enabled them with TensorRT).")
+            summary.append(_("GPU only: the DLA engines are left idle (the source text's factory enabled them with "
+                             "TensorRT)."))
         claim_table, claim_verdict = claims.edge_table_claims(self.catalog)
         summary.append(claim_verdict)
         shown = table[["name", "ops_per_s", "basis", "units", "fps_per_unit", "frame_ms", "power_w", "cost_usd",
                        "reason"]].copy()
         shown["ops_per_s"] = shown["ops_per_s"] / units.TERA
-        shown["reason"] = shown["reason"].replace("", "meets every target")
-        shown.columns = ["device", f"{c['precision']} [T(FL)OP/s]", "basis", "units", "fps per unit", "ms per frame",
-                         "power [W]", "cost [USD]", "verdict"]
+        shown["reason"] = [r or _("meets every target") for r in shown["reason"]]
+        ops = f"{c['precision']} [T(FL)OP/s]"
+        shown.columns = [_("device"), ops, _("basis"), _("units"), _("fps per unit"), _("ms per frame"),
+                         _("power [W]"), _("cost [USD]"), _("verdict")]
         # a device that can never keep up needs infinitely many units: 'does not fit', never 'inf'
-        fmt = {f"{c['precision']} [T(FL)OP/s]": "{:,.1f}".format, "units": people_format(),
-               "fps per unit": people_format(), "ms per frame": people_format(), "power [W]": people_format(),
-               "cost [USD]": people_format()}
+        fmt = {ops: "{:,.1f}".format, _("units"): people_format(), _("fps per unit"): people_format(),
+               _("ms per frame"): people_format(), _("power [W]"): people_format(), _("cost [USD]"): people_format()}
         claim_shown = claim_table[["device", "article_tops", "article_memory_gb", "article_w", "int8_tops",
                                    "fp16_tflops", "memory_gb", "tdp_w", "comment"]]
-        claim_shown.columns = ["device", "article TOPS", "article GB", "article W", "INT8 TOP/s", "FP16 TFLOP/s",
-                               "memory [GB]", "TDP [W]", "comment"]
+        claim_shown.columns = [_("device"), _("article TOPS"), _("article GB"), _("article W"), "INT8 TOP/s",
+                               "FP16 TFLOP/s", _("memory [GB]"), _("TDP [W]"), _("comment")]
         return {
             "table": table, "claims": claim_table, "summary": summary,
             "figures": {
-                "fit": plots.edge_fit_chart(table, c["latency_ms"], c["power_w"]),
+                "fit": plots.edge_fit_chart(table, c["latency_ms"], power),
                 "units": plots.edge_units_chart(table),
             },
             "tables": {"fit": table_html(shown, fmt), "claims": table_html(claim_shown)},
