@@ -27,6 +27,9 @@ The settings are Voilà's and Jupyter Server's own (no home-made server):
   HTTP 503 and a page saying the app is full, which retries by itself.
 - **Offline**: the ``accelkit`` Voilà template (``accelkit/share/jupyter``) is the lab
   template without its Font Awesome CDN links (Voilà's bundle carries the icons).
+- **The visitor's language** (Voilà ``http_header_envs``): the browser's ``Accept-Language``
+  header reaches the kernel as ``HTTP_ACCEPT_LANGUAGE``, read when the page is built (after
+  a warm kernel's wait for its visitor); ``?lang=zh_CN`` in the link overrides it.
 - **plotly.js with the first chart** (Voilà ``extension_denylist``): a page loads
   ``accelkit-plotly-lazy`` (a Voilà-only lab extension in ``accelkit/share/jupyter/voila``)
   instead of ``jupyterlab-plotly``, whose single 4.8 MB script every page fetched and
@@ -67,6 +70,8 @@ PLOTLY_EXTENSION = "jupyterlab-plotly"
 #: the Voila-only extension that draws the charts instead, loading jupyterlab-plotly's renderer with the
 #: page's first chart (``share/jupyter/voila/labextensions``, which Voila reads and JupyterLab does not)
 LAZY_PLOTLY = "accelkit-plotly-lazy"
+#: request headers Voila hands the app's kernel as environment variables (``HTTP_<NAME>``)
+HEADER_ENVS = ("Accept-Language",)
 
 
 class AppSettings:
@@ -151,7 +156,12 @@ class AppSettings:
         # that the list setting drops (None: every page then failed with HTTP 500), so there the
         # value is written as a list literal, which both parsers read as a list.
         value = json.dumps([PLOTLY_EXTENSION]) if as_literal else PLOTLY_EXTENSION
-        return [f"--VoilaConfiguration.extension_denylist={value}"]
+        # the browser's languages reach the kernel as HTTP_ACCEPT_LANGUAGE: the app speaks the visitor's
+        # language when the link names none (accelkit.ui.app.App.from_environment). This setting is a list
+        # of text (List(Unicode())), which both parsers build from a bare name (one option per header);
+        # a list literal would stay one string there, '["Accept-Language"]', and match no header
+        return [f"--VoilaConfiguration.extension_denylist={value}",
+                *(f"--VoilaConfiguration.http_header_envs={header}" for header in HEADER_ENVS)]
 
     def _cap_options(self):
         # always this manager: besides the cap, it offers visitors only warm kernels that are

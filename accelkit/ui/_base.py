@@ -11,6 +11,7 @@ import time
 import ipywidgets as W
 from IPython.display import HTML, display
 
+from ..i18n import _
 from ._html import error_html  # noqa: F401 (panels import it from here)
 
 log = logging.getLogger("accelkit.ui")
@@ -20,10 +21,21 @@ CSS = """
 .ak-error {background:#fdecea;border-left:4px solid #d93025;padding:6px 10px;margin:4px 0;color:#5f2120}
 .ak-summary {background:#eef6ee;border-left:4px solid #3c8d40;padding:6px 10px;margin:4px 0;font-size:14px}
 .ak-note {color:#555;font-size:12px}
+.ak-table {overflow-x:auto;max-width:100%}
 .ak-table table {border-collapse:collapse;font-size:12px}
 .ak-table th, .ak-table td {border-bottom:1px solid #ddd;padding:3px 8px;text-align:right}
 .ak-table th:first-child, .ak-table td:first-child {text-align:left}
 .ak-figures {font-size:13px}
+.ak-copy-link .ak-link-url {width:100%;max-width:60em;font-size:12px;margin:4px 0}
+.ak-chapter-menu {display:none !important}
+@media (max-width: 700px) {
+  .ak-chapter-menu {display:flex !important}
+  .ak-tabs > .widget-tab-bar, .ak-tabs > .lm-TabBar {display:none !important}
+  .ak-app, .ak-app .jupyter-widgets, .ak-app .widget-inline-hbox, .ak-app .widget-box {max-width:100%;min-width:0}
+  .ak-app .widget-dropdown > select, .ak-app .widget-text input {min-width:0}
+  .ak-app h2, .ak-app h3, .ak-app .widget-label, .ak-app .widget-html-content {white-space:normal;overflow-wrap:anywhere}
+  .ak-app .widget-html-content {line-height:1.4}
+}
 </style>
 """
 
@@ -127,7 +139,8 @@ def table_html(frame, formats=None, max_rows=60, escape=True):
     formats = formats or {}
     shown = frame.head(max_rows)
     body = shown.to_html(index=False, escape=escape, formatters=formats, na_rep="—", border=0)
-    more = f'<div class="ak-note">… {len(frame) - max_rows} more rows</div>' if len(frame) > max_rows else ""
+    more = ('<div class="ak-note">{text}</div>'.format(text=html.escape(_("… {n} more rows").format(n=len(frame) - max_rows)))
+            if len(frame) > max_rows else "")
     return f'<div class="ak-table">{body}{more}</div>'
 
 
@@ -214,6 +227,9 @@ class Panel:
                 value = from_field(getattr(self.scenario, field))
                 control = self.controls[name]
                 options = getattr(control, "options", None)
+                if options is not None:
+                    # options may be (label, value) pairs: a translated label over an English value
+                    options = [o[1] if isinstance(o, tuple) and len(o) == 2 else o for o in options]
                 if options is not None and not isinstance(value, (list, tuple)) and value not in options:
                     continue
                 if options is not None and isinstance(value, (list, tuple)):
@@ -253,9 +269,9 @@ class Panel:
     def save_scenario(self, path):
         """Save the scenario for the next chapter (a user's own file is never replaced)."""
         if not path:
-            return "scenario not saved (no save_scenario_to given)"
+            return _("scenario not saved (no save_scenario_to given)")
         written = self.scenario.save(path)
-        return f"scenario saved to {written.name}"
+        return _("scenario saved to {name}").format(name=written.name)
 
     def scenario_text(self, fmt="json"):
         """The scenario as a file's text (``fmt`` json or yaml), with the marker :meth:`Scenario.save` writes."""
@@ -276,7 +292,7 @@ class Panel:
         """
         from .files import DownloadBox
 
-        fmt = W.Dropdown(options=[("JSON", "json"), ("YAML", "yaml")], value="json", description="scenario as",
+        fmt = W.Dropdown(options=[("JSON", "json"), ("YAML", "yaml")], value="json", description=_("scenario as"),
                          layout=W.Layout(width="190px"))
 
         def make():
@@ -284,7 +300,7 @@ class Panel:
             name = f"scenario.{kind}"
             return name, self.scenario_text(kind), "application/json" if kind == "json" else "application/yaml"
 
-        box = DownloadBox("Save scenario", make, icon="save", width="150px")
+        box = DownloadBox(_("Save scenario"), make, icon="save", width="150px")
         self.save_controls = {"format": fmt, "button": box.button, "status": box.status}
         return W.HBox([fmt, box.widget], layout=W.Layout(align_items="center"))
 
@@ -318,7 +334,8 @@ class Panel:
         except Exception as exc:  # never a traceback in the page
             log.exception("panel %s failed", type(self).__name__)
             self.error = f"{type(exc).__name__}: {exc}"
-            self.message.value = error_html(f"something went wrong ({type(exc).__name__}: {exc})")
+            self.message.value = error_html(_("something went wrong ({error})").format(
+                error=f"{type(exc).__name__}: {exc}"))
             return None
         self.error = None
         self.message.value = ""

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import html
 
+from ..i18n import _
+
 __all__ = ["error_html"]
 
 
 def error_html(message):
     """A bad input's message as the panels show it (escaped)."""
-    return f'<div class="ak-error"><b>Check this input:</b> {html.escape(str(message))}</div>'
+    return '<div class="ak-error"><b>{check}</b> {message}</div>'.format(
+        check=html.escape(_("Check this input:")), message=html.escape(str(message)))

@@ -5,7 +5,11 @@ walks the chapters as tabs, ends at the decision, and downloads a report of the
 current scenario. Tabs are built when first opened, so the page is usable in a few
 seconds; switching tabs brings the shared scenario into the chapter. URL query
 parameters (``?model=Llama-2+70B&workload=inference&tab=decision``) preset the
-scenario, so a link reproduces a view.
+scenario, so a link reproduces a view; the "Copy link" button hands the person such a
+link with every scenario field (kept current through :meth:`Scenario.observe`, whichever
+tab changed the scenario). ``lang=zh_CN`` (or the browser's ``Accept-Language``) picks
+the language before any widget is built. On a narrow screen (a phone) a chapter menu
+replaces the tab bar.
 """
 
 from __future__ import annotations
@@ -19,13 +23,14 @@ import tempfile
 import time
 import zipfile
 from pathlib import Path
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs, unquote_plus, urlencode
 
 import ipywidgets as W
 from IPython.display import display
 
 from .. import units
 from ..appserver import PROMETHEUS_ENV
+from ..i18n import LANGUAGE_NAMES, LANGUAGES, N_, _, from_accept_language, language, set_language
 from ..scenario import Scenario, ScenarioError, resolve
 from . import controls as C
 from ._base import CSS, error_html
@@ -41,48 +46,65 @@ def allowed_prometheus():
     return tuple(u.strip().rstrip("/") for u in os.environ.get(PROMETHEUS_ENV, "").split(",") if u.strip())
 
 
-def _tabs():
-    from .catalogue import CataloguePanel
-    from .cluster import ClusterPanel
-    from .decision import DecisionPanel
-    from .demand import DemandPanel
-    from .ecosystem import EcosystemPanel
-    from .edge import EdgePanel
-    from .energy_tco import EnergyPanel, TCOPanel
-    from .monitor import MonitorPanel
-    from .precision import PrecisionPanel
-    from .probe import ProbePanel
-    from .roofline import RooflinePanel
-    from .validation import ValidationPanel
+def _panel(module, name):
+    """The panel class ``name`` of ``accelkit.ui.<module>``, imported when its tab first opens: a chapter
+    whose module cannot load then says so in its own tab, and the front door and other chapters keep working."""
+    from importlib import import_module
 
+    return getattr(import_module(f".{module}", __package__), name)
+
+
+_CHAPTER_MODULES = ("catalogue", "demand", "roofline", "precision", "ecosystem", "energy_tco", "cluster", "edge",
+                    "probe", "decision", "validation", "monitor")
+
+
+def _tabs():
     return [
-        ("start", "Start", None),
-        ("catalogue", "Catalogue", lambda s: [CataloguePanel()]),
-        ("demand", "1 Demand", lambda s: [DemandPanel(s)]),
-        ("roofline", "2 Bandwidth", lambda s: [RooflinePanel(s)]),
-        ("precision", "3 Precision", lambda s: [PrecisionPanel(s)]),
-        ("ecosystem", "4 Ecosystem", lambda s: [EcosystemPanel(s)]),
-        ("energy", "5 Energy & TCO", lambda s: [EnergyPanel(s), TCOPanel(s)]),
-        ("cluster", "6 Cluster", lambda s: [ClusterPanel(s)]),
-        ("edge", "7 Edge", lambda s: [EdgePanel(s)]),
-        ("probe", "8 This machine", lambda s: [ProbePanel(scenario=s)]),
-        ("decision", "9 Decision", lambda s: [DecisionPanel(s, run_sensitivity=False)]),
-        ("trust", "10 How far to trust", lambda s: [ValidationPanel(s)]),
-        ("monitor", "11 Your GPUs", lambda s: [MonitorPanel(scenario=s, prometheus_allowed=allowed_prometheus())]),
+        ("start", N_("Start"), None),
+        ("catalogue", N_("Catalogue"), lambda s: [_panel("catalogue", "CataloguePanel")()]),
+        ("demand", N_("1 Demand"), lambda s: [_panel("demand", "DemandPanel")(s)]),
+        ("roofline", N_("2 Bandwidth"), lambda s: [_panel("roofline", "RooflinePanel")(s)]),
+        ("precision", N_("3 Precision"), lambda s: [_panel("precision", "PrecisionPanel")(s)]),
+        ("ecosystem", N_("4 Ecosystem"), lambda s: [_panel("ecosystem", "EcosystemPanel")(s)]),
+        ("energy", N_("5 Energy & TCO"), lambda s: [_panel("energy_tco", "EnergyPanel")(s),
+                                                    _panel("energy_tco", "TCOPanel")(s)]),
+        ("cluster", N_("6 Cluster"), lambda s: [_panel("cluster", "ClusterPanel")(s)]),
+        ("edge", N_("7 Edge"), lambda s: [_panel("edge", "EdgePanel")(s)]),
+        ("probe", N_("8 This machine"), lambda s: [_panel("probe", "ProbePanel")(scenario=s)]),
+        ("decision", N_("9 Decision"), lambda s: [_panel("decision", "DecisionPanel")(s, run_sensitivity=False)]),
+        ("trust", N_("10 How far to trust"), lambda s: [_panel("validation", "ValidationPanel")(s)]),
+        ("monitor", N_("11 Your GPUs"), lambda s: [_panel("monitor", "MonitorPanel")(
+            scenario=s, prometheus_allowed=allowed_prometheus())]),
     ]
 
 
 TABS = ["start", "catalogue", "demand", "roofline", "precision", "ecosystem", "energy", "cluster", "edge", "probe",
         "decision", "trust", "monitor"]
 
-_INTRO = """
-<h2 style="margin:4px 0">accelkit · choose an AI accelerator, with the numbers</h2>
-<p style="max-width:62em">Describe the job on this page, then walk the chapters left to right: how much compute
-it needs, whether memory bandwidth or compute limits it, what lower precision buys, whether your software runs
-there, what it costs to run for years, and finally a ranked shortlist with reasons. Every device figure comes from
-a datasheet or vendor page (hover a point to see which); a figure nobody publishes is shown as missing.
-Changing a value anywhere changes the scenario everywhere.</p>
-"""
+_HEADING = N_("accelkit · choose an AI accelerator, with the numbers")
+_INTRO = N_("Describe the job on this page, then walk the chapters left to right: how much compute it needs, "
+            "whether memory bandwidth or compute limits it, what lower precision buys, whether your software runs "
+            "there, what it costs to run for years, and finally a ranked shortlist with reasons. Every device figure "
+            "comes from a datasheet or vendor page (hover a point to see which); a figure nobody publishes is shown "
+            "as missing. Changing a value anywhere changes the scenario everywhere.")
+#: the built-in examples (examples/*.yaml) by file name; the English label is the file name itself
+_EXAMPLES = {
+    "bert-inference-small-team": N_("bert-inference-small-team"),
+    "finetune-7b-in-a-day": N_("finetune-7b-in-a-day"),
+    "recsys-8xa100-overbought": N_("recsys-8xa100-overbought"),
+    "serve-70b-at-latency-target": N_("serve-70b-at-latency-target"),
+    "smart-factory-edge-vision": N_("smart-factory-edge-vision"),
+}
+_OWN = ""  # the example picker's value for "(your own)"
+#: (label, value) of the start page's choices; the labels are translated where shown
+_WORKLOADS = ((N_("training"), "training"), (N_("fine-tuning"), "fine-tuning"), (N_("inference"), "inference"))
+_DEPLOYMENTS = ((N_("cloud"), "cloud"), (N_("on-prem"), "on-prem"), (N_("edge"), "edge"))
+#: the latency target's unit per kind of served model (accelkit.projection.for_scenario.workload_kind)
+_LATENCY_UNITS = {"llm": N_("ms per token"), "vision": N_("ms per frame"), "encoder": N_("ms per request")}
+
+
+def _label(text, unit):
+    return f"{text} [{unit}]"
 
 
 def _preheated():
@@ -102,9 +124,16 @@ def warm():
     """
     if not _preheated():
         return
+    from importlib import import_module
+
     from ..catalog import load_catalog
 
     load_catalog()
+    for module in _CHAPTER_MODULES:  # each tab imports its chapter when first opened: pay for that here
+        try:
+            import_module(f".{module}", __package__)
+        except Exception:  # noqa: S112 - that tab will say why when opened
+            continue
     App(Scenario(), tab="decision")
     W.Widget.close_all()
 
@@ -139,123 +168,215 @@ class App:
     def __init__(self, scenario=None, tab="start"):
         self.scenario = scenario if scenario is not None else Scenario()
         self.specs = _tabs()
-        self.keys = [k for k, _, _ in self.specs]
+        self.keys = [k for k, _t, _f in self.specs]
         if tab not in self.keys:
             tab = "start"
         self.panels = {}
         self.message = W.HTML()
+        self._syncing = False
         # every widget made here is sent to the page and built there, so the closed tabs share one
         # placeholder text and one layout (157 widgets at start before, 87 now; issue 26)
-        opening, layout = W.HTML("<i>opening…</i>"), W.Layout()
+        opening, layout = W.HTML("<i>{text}</i>".format(text=html.escape(_("opening…")))), W.Layout()
+        titles = [_(title) for _k, title, _f in self.specs]
         self.tab = W.Tab(children=[self._start_page()] + [W.VBox([opening], layout=layout) for _ in self.specs[1:]],
-                         titles=[title for _, title, _ in self.specs])
+                         titles=titles)
+        self.tab.add_class("ak-tabs")
+        # on a narrow screen (a phone) the tab bar squashes its titles: this menu replaces it there (CSS in _base)
+        self.menu = W.Dropdown(options=[(t, i) for i, t in enumerate(titles)], value=self.keys.index(tab),
+                               description=_("chapter"), style=C.STYLE, layout=W.Layout(width="100%"))
+        self.menu.add_class("ak-chapter-menu")
+        self.menu.observe(self._on_menu, names="value")
         self.tab.observe(self._on_tab, names="selected_index")
         self.report_status = W.HTML()
         self.tab.selected_index = self.keys.index(tab)
         if tab != "start":
             self._open(self.keys.index(tab))
+        self.scenario.observe(self._on_scenario)
+        self._update_link()
 
     @classmethod
     def from_environment(cls, scenario_path="", tab=""):
         """Build from a scenario file and the URL query (``QUERY_STRING``, set by Voilà).
 
-        ``tab`` in the query picks the opening tab; every other key is a scenario field.
+        ``tab`` in the query picks the opening tab and ``lang`` the language (``en``,
+        ``zh_CN``); without ``lang``, the browser's ``Accept-Language`` header (Voilà
+        passes it as ``HTTP_ACCEPT_LANGUAGE``) picks it. Every other key is a scenario field.
         A bad value opens the app with the defaults and a message naming the field.
         """
         query = os.environ.get("QUERY_STRING", "")
-        params = parse_qs(query)
+        params = parse_qs(query, keep_blank_values=True)
         tab = params.pop("tab", [tab])[-1] or "start"
-        rest = "&".join(f"{k}={quote(v[-1])}" for k, v in params.items())
-        problem = None
+        wanted = params.pop("lang", [""])[-1]
+        problems = []
+        default = from_accept_language(os.environ.get("HTTP_ACCEPT_LANGUAGE"), default=language())
+        try:
+            set_language(wanted or default)
+        except ValueError as exc:
+            set_language(default)
+            problems.append(str(exc))
+        rest = urlencode([(k, v[-1]) for k, v in params.items()])
         try:
             scenario = resolve(scenario_path, query_string=rest)
         except (ScenarioError, ValueError) as exc:
-            scenario, problem = Scenario(), str(exc)
+            scenario = Scenario()
+            problems.append(str(exc))
         app = cls(scenario, tab=tab)
-        if problem:
-            app.message.value = error_html(f"the link's settings were not applied: {problem}")
+        if problems:
+            app.message.value = error_html(_("the link's settings were not applied: {problem}").format(
+                problem="; ".join(problems)))
         return app
 
     # --- the start page -----------------------------------------------------------
     def _start_page(self):
         s = self.scenario
         self.start_controls = {
-            "workload": C.choice("workload", ["training", "fine-tuning", "inference"], s.workload, width="230px"),
-            "model": C.model_picker(s.model if s.model != "custom" else "Llama-2 7B", include_custom=False),
-            "deployment": C.choice("deployment", ["cloud", "on-prem", "edge"], s.deployment, width="210px"),
-            "precision": C.precision_picker(s.precision, ["fp32", "bf16", "fp16", "fp8", "int8"]),
-            "tokens_b": C.number("training tokens", s.tokens / units.GIGA, "billion", width="250px"),
-            "time_target_days": C.number("finish within", s.time_target_days, "days", width="220px"),
-            "latency_target_ms": C.number("latency target", s.latency_target_ms, "ms per token", width="270px"),
-            "n_devices": C.integer("devices allowed", s.n_devices, "count", width="230px"),
+            "workload": C.choice(_("workload"), [(_(t), v) for t, v in _WORKLOADS], s.workload, width="230px"),
+            "model": C.model_picker(s.model if s.model != "custom" else "Llama-2 7B", description=_("model"),
+                                    include_custom=False),
+            "deployment": C.choice(_("deployment"), [(_(t), v) for t, v in _DEPLOYMENTS], s.deployment,
+                                   width="210px"),
+            "precision": C.precision_picker(s.precision, ["fp32", "bf16", "fp16", "fp8", "int8"],
+                                            description=_("precision")),
+            "tokens_b": C.number(_("training tokens"), s.tokens / units.GIGA, _("billion"), width="250px"),
+            "time_target_days": C.number(_("finish within"), s.time_target_days, _("days"), width="220px"),
+            "latency_target_ms": C.number(_("latency target"), s.latency_target_ms, _("ms per token"),
+                                          width="270px"),
+            "n_devices": C.integer(_("devices allowed"), s.n_devices, _("count"), width="230px"),
         }
-        self._start_fields = {"tokens_b": ("tokens", lambda v: v * units.GIGA)}
+        self._start_fields = {"tokens_b": ("tokens", lambda v: v * units.GIGA, lambda v: v / units.GIGA)}
         for name, control in self.start_controls.items():
             control.observe(self._on_start_change, names="value")
-        examples = ["(your own)"]
+        examples = [(_("(your own)"), _OWN)]
         folder = _examples_dir()
         if folder:
-            examples += [p.stem for p in sorted(folder.glob("*.yaml"))]
-        self.example = C.choice("start from an example", examples, "(your own)", width="420px")
+            examples += [(_(_EXAMPLES.get(p.stem, p.stem)), p.stem) for p in sorted(folder.glob("*.yaml"))]
+        self.example = C.choice(_("start from an example"), examples, _OWN, width="420px")
         self.example.observe(self._on_example, names="value")
         self.link = W.HTML()
-        self.report_button = W.Button(description="Download report", icon="download", layout=W.Layout(width="180px"),
-                                      tooltip="render every chapter for this scenario (takes about a minute)")
-        self.report_button.on_click(lambda _: self.download_report())
+        self.header_link = W.HTML()
+        self.languages = W.HTML()
+        self.report_button = W.Button(description=_("Download report"), icon="download",
+                                      layout=W.Layout(width="180px"),
+                                      tooltip=_("render every chapter for this scenario (takes about a minute)"))
+        self.report_button.on_click(lambda _b: self.download_report())
         self.start_message = W.HTML()
-        self._update_link()
-        grid = W.HBox([C.group("The job", [self.start_controls[k] for k in ("workload", "model", "precision",
-                                                                             "tokens_b")]),
-                       C.group("Constraints", [self.start_controls[k] for k in ("deployment", "time_target_days",
-                                                                                 "latency_target_ms", "n_devices")])],
+        self._follow_workload()
+        grid = W.HBox([C.group(_("The job"), [self.start_controls[k] for k in ("workload", "model", "precision",
+                                                                                "tokens_b")]),
+                       C.group(_("Constraints"), [self.start_controls[k] for k in ("deployment", "time_target_days",
+                                                                                    "latency_target_ms",
+                                                                                    "n_devices")])],
                       layout=W.Layout(flex_flow="row wrap"))
-        return W.VBox([W.HTML(_INTRO), self.example, grid, self.start_message, self.link,
-                       W.HTML("<p>Then open the tabs in order. <b>9 Decision</b> ranks the devices for this scenario; "
-                              "<b>Download report</b> writes every chapter to HTML for sharing.</p>")])
+        intro = W.HTML('<h2 style="margin:4px 0">{heading}</h2>\n<p style="max-width:62em">{intro}</p>'.format(
+            heading=html.escape(_(_HEADING)), intro=html.escape(_(_INTRO))))
+        then = _("Then open the tabs in order. <b>9 Decision</b> ranks the devices for this scenario; "
+                 "<b>Download report</b> writes every chapter to HTML for sharing.")
+        page = W.VBox([self.languages, intro, self.example, grid, self.start_message, self.link,
+                       W.HTML(f"<p>{then}</p>")])
+        page.add_class("ak-start")
+        return page
 
     def _on_start_change(self, change):
+        if self._syncing:
+            return
         name = next(k for k, c in self.start_controls.items() if c is change["owner"])
-        field, convert = self._start_fields.get(name, (name, lambda v: v))
+        field, convert, _back = self._start_fields.get(name, (name, lambda v: v, None))
         try:
             setattr(self.scenario, field, convert(change["new"]))
         except ValueError as exc:
             self.start_message.value = error_html(exc)
             return
         self.start_message.value = ""
-        self._update_link()
 
     def _on_example(self, change):
-        if change["new"] == "(your own)":
+        if change["new"] == _OWN:
             return
         try:
             loaded = Scenario.load(_examples_dir() / f"{change['new']}.yaml")
         except (OSError, ValueError) as exc:
             self.start_message.value = error_html(exc)
             return
-        self.scenario.update(**loaded.to_dict())
-        for name, control in self.start_controls.items():
-            field, _ = self._start_fields.get(name, (name, None))
-            value = getattr(self.scenario, field)
-            value = value / units.GIGA if name == "tokens_b" else value
-            options = getattr(control, "options", None)
-            if options is None or value in [o[1] if isinstance(o, tuple) else o for o in options]:
-                control.value = value
-        self.start_message.value = f'<div class="ak-note">loaded example {html.escape(change["new"])}</div>'
+        self.scenario.update(**loaded.to_dict())  # the controls and the link follow (_on_scenario)
+        self.start_message.value = '<div class="ak-note">{text}</div>'.format(
+            text=html.escape(_("loaded example {name}").format(name=_(_EXAMPLES.get(change["new"], change["new"])))))
+
+    def _pull_start_controls(self):
+        """Set the start page's controls from the scenario (another tab or an example changed it)."""
+        self._syncing = True
+        try:
+            for name, control in self.start_controls.items():
+                field, _to, back = self._start_fields.get(name, (name, None, None))
+                value = getattr(self.scenario, field)
+                value = back(value) if back else value
+                options = getattr(control, "options", None)
+                if options is None or value in [o[1] if isinstance(o, tuple) else o for o in options]:
+                    control.value = value
+        finally:
+            self._syncing = False
+        self._follow_workload()
+
+    def _follow_workload(self):
+        """Labels and units that follow the workload; controls that do not apply are hidden (values kept).
+
+        Training and fine-tuning: the data to process (tokens, or images for a vision model) and the
+        time to finish; inference: the latency target per output token (LLMs), per frame (vision
+        models) or per request (encoders such as BERT).
+        """
+        from ..projection.for_scenario import workload_kind
+
+        c = self.start_controls
+        try:
+            kind = workload_kind(self.scenario)
+        except ValueError:
+            kind = "llm"
+        training = kind == "training"
+        vision = self.scenario.model.lower() != "custom" and _is_vision(self.scenario.model)
+        c["tokens_b"].description = _label(_("training samples") if vision else _("training tokens"), _("billion"))
+        if kind in _LATENCY_UNITS:
+            c["latency_target_ms"].description = _label(_("latency target"), _(_LATENCY_UNITS[kind]))
+        for name, shown in (("tokens_b", training), ("time_target_days", training),
+                            ("latency_target_ms", not training)):
+            c[name].layout.display = None if shown else "none"
+        for control in c.values():
+            control.tooltip = control.description
+
+    def _on_scenario(self, scenario, names):
+        """The shared scenario changed (on this page or in a chapter): follow it here and in the link."""
+        fields = {self._start_fields.get(k, (k,))[0] for k in self.start_controls}
+        if fields & set(names):
+            self._pull_start_controls()
+        elif {"workload", "model"} & set(names):
+            self._follow_workload()
         self._update_link()
 
+    def link_query(self, tab=None, lang=None):
+        """The query of a link to this view: every scenario field, the open tab and the language."""
+        tab = tab or self.keys[self.tab.selected_index or 0]
+        return "{fields}&{extra}".format(fields=self.scenario.to_query_string(keys="all"),
+                                         extra=urlencode({"tab": tab, "lang": lang or language()}))
+
     def _update_link(self):
-        fields = ["workload", "model", "deployment", "precision", "tokens", "time_target_days", "latency_target_ms",
-                  "n_devices"]
-        query = self.scenario.to_query_string(keys=fields)
-        self.link.value = (f'<div class="ak-note">Link to this view: add <code>?{html.escape(query)}</code> to the '
-                           "app's address (and <code>&amp;tab=decision</code> to open a chapter).</div>")
+        if not hasattr(self, "tab"):
+            return
+        query = self.link_query()
+        self.link.value = _copy_link_html(query) + _differs_html(self.scenario)
+        self.header_link.value = _copy_link_html(query)
+        self.languages.value = _languages_html(self, language())
 
     # --- tabs ---------------------------------------------------------------------
     def _on_tab(self, change):
+        if change["new"] is None:
+            return
+        self.menu.value = change["new"]
         self._open(change["new"])
+        self._update_link()
+
+    def _on_menu(self, change):
+        if change["new"] is not None and self.tab.selected_index != change["new"]:
+            self.tab.selected_index = change["new"]
 
     def _open(self, index):
-        key, _, factory = self.specs[index]
+        key, _t, factory = self.specs[index]
         if factory is None:
             return
         if key not in self.panels:
@@ -263,7 +384,8 @@ class App:
                 self.panels[key] = factory(self.scenario)
             except Exception as exc:  # a chapter that cannot open says why, the others keep working
                 self.tab.children = tuple(
-                    W.VBox([W.HTML(error_html(f"this chapter could not open: {exc}"))]) if i == index else child
+                    W.VBox([W.HTML(error_html(_("this chapter could not open: {error}").format(error=exc)))])
+                    if i == index else child
                     for i, child in enumerate(self.tab.children)
                 )
                 return
@@ -295,45 +417,53 @@ class App:
         name = f"{_slug(self.scenario.name)}-{stamp}"
         temp = None if out_dir else tempfile.mkdtemp(prefix="accelkit-report-")
         out = Path(out_dir) if out_dir else Path(temp) / name
-        self.report_status.value = '<div class="ak-note">rendering the chapters… (about a minute)</div>'
+        self.report_status.value = '<div class="ak-note">{text}</div>'.format(
+            text=html.escape(_("rendering the chapters… (about a minute)")))
         self.report_button.disabled = True
         try:
             # the chapter kernels count against the app's kernel cap (accelkit.kernelcap): as many
             # run at once as there are free places, none while the app is full
             with report_slots(3, on_wait=self._report_waits) as workers:
-                index = build_report(self.scenario.copy(), out_dir=out, progress=False, workers=workers)
+                # the report speaks the page's language
+                extra = {} if language() == "en" else {"lang": language()}
+                index = build_report(self.scenario.copy(), out_dir=out, progress=False, workers=workers, **extra)
             buffer = io.BytesIO()
             with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
                 for path in sorted(index.parent.rglob("*")):
                     if path.is_file() and not path.is_symlink() and "executed" not in path.parts:
                         zf.write(path, Path(index.parent.name) / path.relative_to(index.parent))
         except NoRoom as exc:
-            self.report_status.value = error_html(f"no report now: {exc}")
+            self.report_status.value = error_html(_("no report now: {reason}").format(reason=exc))
             return None
         except (ReportError, OSError, ValueError) as exc:
-            self.report_status.value = error_html(f"the report failed: {exc}")
+            self.report_status.value = error_html(_("the report failed: {reason}").format(reason=exc))
             return None
         finally:
             self.report_button.disabled = False
             if temp is not None:
                 shutil.rmtree(temp, ignore_errors=True)
         data = self.report_zip = buffer.getvalue()
+        size = f"{len(data) / units.MEGA:.1f}"
         self.report_status.value = (
             f'<a download="{html.escape(out.name)}.zip" href="data:application/zip;base64,'
             f'{base64.b64encode(data).decode("ascii")}" '
-            f'class="ak-report-link">Save the report ({len(data) / units.MEGA:.1f} MB zip)</a>'
+            'class="ak-report-link">{text}</a>'.format(text=html.escape(_("Save the report ({size} MB zip)").format(
+                size=size)))
         )
         return index
 
     def _report_waits(self):
-        self.report_status.value = ('<div class="ak-note">the app is full: waiting for a free place to '
-                                    "render the report…</div>")
+        self.report_status.value = '<div class="ak-note">{text}</div>'.format(
+            text=html.escape(_("the app is full: waiting for a free place to render the report…")))
 
     # --- display ------------------------------------------------------------------
     @property
     def widget(self):
-        header = W.HBox([self.report_button, self.report_status], layout=W.Layout(align_items="center"))
-        return W.VBox([W.HTML(CSS), self.message, header, self.tab])
+        header = W.HBox([self.report_button, self.header_link, self.report_status],
+                        layout=W.Layout(align_items="center", flex_flow="row wrap"))
+        box = W.VBox([W.HTML(CSS), self.message, header, self.menu, self.tab])
+        box.add_class("ak-app")
+        return box
 
     def show(self):
         display(self.widget)
@@ -343,3 +473,64 @@ def _slug(text):
     import re
 
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "scenario"
+
+
+def _is_vision(model):
+    from ..models import find_model
+
+    try:
+        return find_model(model)["kind"] in ("cnn", "vit")
+    except ValueError:
+        return False
+
+
+#: the copy button's click: the link is the page's own address (computed in the browser, so it is right
+#: behind any proxy or JupyterHub prefix) with this view's query; if the clipboard is refused (an http page,
+#: a browser that asks), the link stands selected in a read-only box for the person to copy
+_COPY_JS = ("var b=this,p=b.parentNode,box=p.querySelector('.ak-link-url'),note=p.querySelector('.ak-link-status');"
+            "var url=location.origin+location.pathname+'?'+b.dataset.query;"
+            "box.value=url;box.style.display='block';box.focus();box.select();"
+            "var ok=function(){note.textContent=b.dataset.ok},no=function(){note.textContent=b.dataset.no};"
+            "try{navigator.clipboard.writeText(url).then(ok,no)}catch(e){no()}")
+
+
+def _copy_link_html(query):
+    """A "Copy link" button (plain HTML: it must run in the browser) with its fallback box."""
+    words = {"ok": _("Link copied."), "no": _("Copy the link from the box."),
+             "title": _("a link that reopens this view with every setting"), "button": _("Copy link"),
+             "box": _("link to this view")}
+    words = {k: html.escape(v) for k, v in words.items()}
+    return (
+        '<span class="ak-copy-link"><button type="button" class="ak-copy-button jupyter-button" '
+        f'data-query="{html.escape(query)}" data-ok="{words["ok"]}" data-no="{words["no"]}" '
+        f'onclick="{html.escape(_COPY_JS)}" title="{words["title"]}">{words["button"]}</button> '
+        '<span class="ak-link-status ak-note"></span>'
+        f'<input class="ak-link-url" type="text" readonly style="display:none" aria-label="{words["box"]}"></span>'
+    )
+
+
+def _differs_html(scenario):
+    """The settings of this view that differ from the defaults, as the link writes them."""
+    parts = [f"{k}={unquote_plus(v)}" for k, v in (p.split("=", 1) for p in scenario.to_query_string().split("&")
+                                                     if "=" in p)]
+    if not parts:
+        return '<div class="ak-note">{text}</div>'.format(
+            text=html.escape(_("The link carries every setting; all are at their defaults.")))
+    shown = ", ".join(f"<code>{html.escape(p)}</code>" for p in parts)
+    return '<div class="ak-note">{text}</div>'.format(
+        text=_("The link carries every setting; these differ from the defaults: {settings}").format(settings=shown))
+
+
+def _languages_html(app, current):
+    """English / 简体中文: the page again, same view, in the other language."""
+    links = []
+    for lang in LANGUAGES:
+        name = html.escape(LANGUAGE_NAMES[lang])
+        if lang == current:
+            links.append(f"<b>{name}</b>")
+            continue
+        query = html.escape(app.link_query(lang=lang))
+        links.append(f'<a class="ak-lang" lang="{lang.replace("_", "-")}" href="?{query}" data-query="{query}" '
+                     "onclick=\"location.href=location.origin+location.pathname+'?'+this.dataset.query;"
+                     'return false;">' + name + "</a>")
+    return '<div class="ak-languages ak-note">{links}</div>'.format(links=" · ".join(links))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ipywidgets as W
 
 from ..catalog import PRECISION_COLUMNS
+from ..i18n import N_, _
 
 STYLE = {"description_width": "initial"}
 
@@ -20,14 +21,15 @@ DEFAULT_DEVICES = (
     "Instinct MI300X", "Gaudi 3", "TPU v5e", "TPU v5p", "GeForce RTX 4090",
 )
 
-#: help texts for terms a buyer may not know
+#: help texts for terms a buyer may not know (marked for translation: show them as ``_(GLOSSARY[key])``)
 GLOSSARY = {
-    "roofline": "Attainable FLOP/s = min(peak compute, bandwidth × arithmetic intensity).",
-    "mfu": "Model FLOPs utilisation: the fraction of the datasheet peak a real job achieves (0.3-0.6 is typical for large-model training); accelkit projects it from published efficiencies unless you give your own.",
-    "tdp": "Thermal design power: the board's rated maximum power draw, in watts.",
-    "pue": "Power usage effectiveness: facility energy / IT energy (1.1 for the best halls, ~1.5 typical).",
-    "intensity": "Arithmetic intensity: FLOP done per byte moved to or from memory.",
-    "dense": "Dense figures: no 2:4 structured sparsity (vendors often print sparse figures, twice as high).",
+    "roofline": N_("Attainable FLOP/s = min(peak compute, bandwidth × arithmetic intensity)."),
+    "mfu": N_("Model FLOPs utilisation: the fraction of the datasheet peak a real job achieves (0.3-0.6 is typical "
+              "for large-model training); accelkit projects it from published efficiencies unless you give your own."),
+    "tdp": N_("Thermal design power: the board's rated maximum power draw, in watts."),
+    "pue": N_("Power usage effectiveness: facility energy / IT energy (1.1 for the best halls, ~1.5 typical)."),
+    "intensity": N_("Arithmetic intensity: FLOP done per byte moved to or from memory."),
+    "dense": N_("Dense figures: no 2:4 structured sparsity (vendors often print sparse figures, twice as high)."),
 }
 
 
@@ -57,13 +59,13 @@ def slider(description, value, low, high, step, unit="", tooltip="", readout_for
     return control
 
 
-def precision_picker(value="bf16", options=None, description="precision"):
+def precision_picker(value="bf16", options=None, description=None):
     options = list(options or PRECISION_COLUMNS)
     # a scenario from another chapter may carry a format this chapter does not offer
     value = value if value in options else ("bf16" if "bf16" in options else options[0])
-    control = W.Dropdown(options=options, value=value, description=description, style=STYLE,
+    control = W.Dropdown(options=options, value=value, description=description or _("precision"), style=STYLE,
                          layout=W.Layout(width="190px"))
-    control.tooltip = "number format of the computation; " + GLOSSARY["dense"]
+    control.tooltip = _("number format of the computation; {dense}").format(dense=_(GLOSSARY["dense"]))
     return control
 
 
@@ -80,32 +82,34 @@ def choice(description, options, value, width="240px", tooltip=""):
 def multi_choice(description, options, value=(), rows=5, width="230px", tooltip=""):
     control = W.SelectMultiple(options=list(options), value=tuple(value), description=description, rows=rows,
                                style=STYLE, layout=W.Layout(width=width))
-    control.tooltip = tooltip or f"{description} (Ctrl/Cmd-click to pick several; none = all)"
+    control.tooltip = tooltip or _("{what} (Ctrl/Cmd-click to pick several; none = all)").format(what=description)
     return control
 
 
-def device_picker(catalog, value=(), description="devices", rows=8, width="300px"):
+def device_picker(catalog, value=(), description=None, rows=8, width="300px"):
     """Pick several devices from the catalogue (none picked = all)."""
     names = catalog["name"].tolist()
     value = tuple(v for v in value if v in names)
-    return multi_choice(description, names, value, rows=rows, width=width,
-                        tooltip="devices to compare (Ctrl/Cmd-click for several)")
+    return multi_choice(description or _("devices"), names, value, rows=rows, width=width,
+                        tooltip=_("devices to compare (Ctrl/Cmd-click for several)"))
 
 
-def single_device_picker(catalog, value=None, description="device", width="300px"):
+def single_device_picker(catalog, value=None, description=None, width="300px"):
     names = catalog["name"].tolist()
-    return choice(description, names, value if value in names else names[0], width=width)
+    return choice(description or _("device"), names, value if value in names else names[0], width=width)
 
 
-def model_picker(value="Llama-2 7B", description="model", include_custom=True, kinds=None, width="260px"):
+def model_picker(value="Llama-2 7B", description=None, include_custom=True, kinds=None, width="260px"):
     from ..models import load_models
 
     models = load_models()
     if kinds is not None:
         models = models[models["kind"].isin(kinds)]
-    options = models["name"].tolist() + (["custom"] if include_custom else [])
-    return choice(description, options, value if value in options else options[0], width=width,
-                  tooltip="a model preset (sizes from its paper or model card) or a custom size")
+    names = models["name"].tolist()
+    options = names + ([(_("custom"), "custom")] if include_custom else [])
+    value = value if value in names or (include_custom and value == "custom") else names[0]
+    return choice(description or _("model"), options, value, width=width,
+                  tooltip=_("a model preset (sizes from its paper or model card) or a custom size"))
 
 
 def group(title, children, width=None):
@@ -127,9 +131,10 @@ def own_mfu(value):
     Bind both to the scenario's ``utilization`` with :func:`mfu_bindings`.
     """
     on = value is not None
-    box = toggle("use my own MFU", on, tooltip="off: the engine projects the MFU from published efficiencies; "
-                                                "on: the slider's value replaces it. " + GLOSSARY["mfu"])
-    bar = slider("my MFU", value if on else 0.4, 0.05, 1.0, 0.05, tooltip=GLOSSARY["mfu"])
+    box = toggle(_("use my own MFU"), on, tooltip=_("off: the engine projects the MFU from published efficiencies; "
+                                                    "on: the slider's value replaces it. {mfu}").format(
+                                                        mfu=_(GLOSSARY["mfu"])))
+    bar = slider(_("my MFU"), value if on else 0.4, 0.05, 1.0, 0.05, tooltip=_(GLOSSARY["mfu"]))
     bar.disabled = not on
     box.observe(lambda change: setattr(bar, "disabled", not change["new"]), names="value")
     return box, bar
