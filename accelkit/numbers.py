@@ -111,7 +111,10 @@ def people_format(unit="", digits=3, **words):
     return lambda value: people(value, unit, digits, **words)
 
 
-def joined(parts):
+def joined(parts, major=False):
     """Clauses of one sentence joined as the language in use writes a list: ", " in English,
-    "，" in Chinese (``joined(["bf16", "8 devices"]) -> 'bf16, 8 devices'``)."""
-    return (", " if language() == "en" else "，").join(parts)
+    "，" in Chinese, or "；" between ``major`` clauses that have commas of their own
+    (``joined(["bf16", "8 devices"]) -> 'bf16, 8 devices'``)."""
+    if language() == "en":
+        return ", ".join(parts)
+    return ("；" if major else "，").join(parts)

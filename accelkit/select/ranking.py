@@ -16,7 +16,7 @@ import pandas as pd
 from .. import memory, sizing, units
 from ..catalog import load_catalog, memory_bytes
 from ..i18n import _, language
-from .reasons import _efficiency_words, _one, _past, _reason, _segment, _unknown_words, _why_words
+from .reasons import _efficiency_words, _per, _past, _reason, _segment, _unknown_words, _why_words
 from .scoring import _UNKNOWN_WORDS, CRITERIA, _scale, _weights, speed_score, weighted_score
 
 __all__ = ["rank", "shortlist", "STATUSES"]
@@ -295,7 +295,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     else:
         f["ecosystem_score"], f["ecosystem_fails"], f["ecosystem_reason"] = np.nan, 0, ""
     unit = sizing.compute_need(scenario).get("work_unit", "tokens")
-    one = _one(unit)
+    per = _per(unit)
     v = _Verdicts(catalog.index)
     market_notes = _device_filters(scenario, catalog, v)
     precision = scenario.precision
@@ -363,9 +363,9 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                     target=f"{scenario.time_target_days:g}")))
     else:
         v.check(f["latency_ms"].where(projectable, 0.0), f["latency_ms"] > scenario.latency_target_ms,
-                _("time per {unit} not projected").format(unit=one), _("`accelkit probe --llm` on the device"),
-                f["latency_ms"].map(lambda x: _("{value} ms per {unit} > target {target} ms").format(
-                    value=_past(x, scenario.latency_target_ms), unit=one, target=f"{scenario.latency_target_ms:g}")))
+                _("time {per} not projected").format(per=per), _("`accelkit probe --llm` on the device"),
+                f["latency_ms"].map(lambda x: _("{value} ms {per} > target {target} ms").format(
+                    value=_past(x, scenario.latency_target_ms), per=per, target=f"{scenario.latency_target_ms:g}")))
     if scenario.budget_usd:
         spend = f["total_cost_usd"]
         budget = f"${scenario.budget_usd:,.0f}"

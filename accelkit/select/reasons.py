@@ -16,12 +16,12 @@ from .scoring import CRITERIA, _UNKNOWN_WORDS
 __all__ = []
 
 
-#: a work unit (plural, as the scenario names it) -> one of it, in words ("ms per token")
-_ONE = {"tokens": N_("token"), "frames": N_("frame"), "requests": N_("request"), "samples": N_("sample"),
-        "sequences": N_("sequence")}
-#: the work units themselves, for "per M tokens"
-_MANY = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("requests"), "samples": N_("samples"),
-         "sequences": N_("sequences")}
+#: "per one" of each work unit, in words (whole phrases: Chinese counts each with its own measure word)
+_PER = {"tokens": N_("per token"), "frames": N_("per frame"), "requests": N_("per request"),
+        "samples": N_("per sample"), "sequences": N_("per sequence")}
+#: "per million" of each work unit, in words
+_PER_MILLION = {"tokens": N_("per M tokens"), "frames": N_("per M frames"), "requests": N_("per M requests"),
+                "samples": N_("per M samples"), "sequences": N_("per M sequences")}
 #: the criteria in words ("strongest on time, weakest on headroom")
 _CRITERION_WORDS = {"time": N_("time"), "cost": N_("cost"), "efficiency": N_("efficiency"),
                     "ecosystem": N_("ecosystem"), "headroom": N_("headroom")}
@@ -30,14 +30,14 @@ _SEGMENT_WORDS = {"datacenter": N_("datacenter"), "edge": N_("edge"), "consumer"
                   "workstation": N_("workstation")}
 
 
-def _one(unit):
-    """One of a work unit in the language in use ("token", "frame")."""
-    return _(_ONE.get(unit, unit))
+def _per(unit):
+    """"per token", "per frame" in the language in use."""
+    return _(_PER[unit]) if unit in _PER else _("per {unit}").format(unit=unit)
 
 
-def _many(unit):
-    """A work unit in the language in use ("tokens", "frames")."""
-    return _(_MANY.get(unit, unit))
+def _per_million(unit):
+    """"per M tokens", "per M frames" in the language in use."""
+    return _(_PER_MILLION[unit]) if unit in _PER_MILLION else _("per M {unit}").format(unit=unit)
 
 
 def _criterion(key):
@@ -209,7 +209,6 @@ def _reason(row, weights, training, scenario, unit="tokens"):
     if row["status"] == "cannot verify":
         return _("cannot verify: {figure}; would settle it: {settle}").format(figure=row["unknown_figure"],
                                                                               settle=row["would_settle"])
-    one = _one(unit)
     parts = []
     if row.get("configuration"):
         parts.append(_("runs as {configuration}").format(configuration=row["configuration"]))
@@ -223,20 +222,20 @@ def _reason(row, weights, training, scenario, unit="tokens"):
                           _("right-sized to {count} devices: about {days} days")).format(
                 count=f"{k:.0f}", days=_sig(row["days_right_sized"])))
     if not training and row["latency_ms"] == row["latency_ms"]:
-        parts.append(_("{latency} ms per {unit} ({low}-{high}) against {target}").format(
-            latency=_sig(row["latency_ms"]), unit=one, low=_sig(row["latency_ms_low"]),
+        parts.append(_("{latency} ms {per} ({low}-{high}) against {target}").format(
+            latency=_sig(row["latency_ms"]), per=_per(unit), low=_sig(row["latency_ms_low"]),
             high=_sig(row["latency_ms_high"]), target=f"{scenario.latency_target_ms:g}"))
     over = _("over the run") if training else _("over {months} months").format(months=scenario.horizon_months)
     if row["total_cost_usd"] == row["total_cost_usd"]:
         rent = scenario.deployment == "cloud"
         figures = dict(what=_order_words(row["purchase_unit"]) if rent else row["purchase_unit"],
                        total=_money(row["total_cost_usd"]), over=over, low=_money(row["total_cost_usd_low"]),
-                       high=_money(row["total_cost_usd_high"]), per=f"${row['cost_per_million_tokens']:,.3g}",
-                       unit=_many(unit))
+                       high=_money(row["total_cost_usd_high"]), price=f"${row['cost_per_million_tokens']:,.3g}",
+                       per_million=_per_million(unit))
         if rent:
-            parts.append(_("rent {what}: {total} {over} ({low}-{high}), {per} per M {unit}").format(**figures))
+            parts.append(_("rent {what}: {total} {over} ({low}-{high}), {price} {per_million}").format(**figures))
         else:
-            parts.append(_("buy {what}: {total} {over} ({low}-{high}), {per} per M {unit}").format(**figures))
+            parts.append(_("buy {what}: {total} {over} ({low}-{high}), {price} {per_million}").format(**figures))
         largest = row.get("cloud_largest_instance", np.nan)
         if rent and largest == largest and row.get("devices_rented", 0) > largest:
             parts.append(_("{n} devices is more than the largest listed instance ({largest}): the listed rate "
@@ -253,7 +252,7 @@ def _reason(row, weights, training, scenario, unit="tokens"):
             total=len(scored) + len(row["unknown_criteria"].split(", "))))
     if row.get("purchase_risks"):
         parts.append(_("risks: {risks}").format(risks=row["purchase_risks"]))
-    text = joined(parts)
+    text = joined(parts, major=True)
     if len(scored) < 2:
         return text
     best = max(scored, key=scored.get)
