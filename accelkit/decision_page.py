@@ -20,6 +20,8 @@ import os
 import shutil
 from pathlib import Path
 
+from .i18n import _, html_lang
+
 __all__ = ["PdfError", "SUMMARY_CSS", "chromium_path", "summary_document", "summary_html", "write_pdf"]
 
 #: A4 in millimetres, and the margins the print stylesheet and the PDF use
@@ -68,80 +70,113 @@ def _e(text):
     return html.escape(str(text), quote=True)
 
 
+def _tag(name, text, attributes=""):
+    """``<name attributes>text</name>``, the text escaped."""
+    return f"<{name}{attributes}>{_e(text)}</{name}>"
+
+
 def _clip(text, n=_MAX_CHARS):
     text = " ".join(str(text).split())
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def _items(entries, render, more_words):
+def _items(entries, render, more):
+    """The first :data:`_MAX_ITEMS` of ``entries`` as list items; ``more``, a sentence with ``{n}``, counts the rest."""
     shown = [f"<li>{render(e)}</li>" for e in entries[:_MAX_ITEMS]]
     if len(entries) > _MAX_ITEMS:
-        shown.append(f'<li class="ak-ds-small">and {len(entries) - _MAX_ITEMS} more {_e(more_words)}</li>')
+        shown.append(f'<li class="ak-ds-small">{_e(more.format(n=len(entries) - _MAX_ITEMS))}</li>')
     return "".join(shown)
 
 
 def summary_html(summary, css=True):
     """The decision page (``<section id="decision-summary">``) for a
-    :func:`accelkit.select.decision_summary` dict; ``css`` includes :data:`SUMMARY_CSS`."""
+    :func:`accelkit.select.decision_summary` dict; ``css`` includes :data:`SUMMARY_CSS`.
+
+    Written in the language in use (:mod:`accelkit.i18n`): the page's own words here, the
+    sentences as :func:`~accelkit.select.decision_summary` wrote them, the assumptions' labels
+    and the risks' kinds (English keys in the dict) translated as they are shown. In Chinese
+    the exchange rate behind the yuan figures (:func:`accelkit.currency.rate_note`) is named
+    under the prices' date."""
+    from .currency import rate_note
+    from .select.summary import usd_words
+
     d = summary
     parts = [SUMMARY_CSS if css else "", '<section id="decision-summary" class="ak-decision-summary">',
-             f'<h2>Decision: {_e(d["title"])}</h2>', f'<p class="ak-ds-job">{_e(d["job"])}</p>',
+             _tag("h2", _("Decision: {title}").format(title=d["title"])),
+             f'<p class="ak-ds-job">{_e(d["job"])}</p>',
              f'<p class="ak-ds-headline" data-field="headline">{_e(d["headline"])}</p>']
     if d.get("device"):
         perf = d.get("performance") or {}
-        mark = ('<span class="ak-ds-meets">meets the target</span>' if perf.get("meets")
-                else '<span class="ak-ds-misses">misses the target</span>')
-        target_label = "Time against the target" if "days" in perf.get("text", "") else "Latency against the target"
-        verb = "Rent" if d["action"] == "rent" else "Buy"
+        mark = (_tag("span", _("meets the target"), ' class="ak-ds-meets"') if perf.get("meets")
+                else _tag("span", _("misses the target"), ' class="ak-ds-misses"'))
+        timed = perf["kind"] == "time" if "kind" in perf else "days" in perf.get("text", "")
+        target_label = _("Time against the target") if timed else _("Latency against the target")
+        verb = _("Rent") if d["action"] == "rent" else _("Buy")
         parts.append("<dl>")
-        parts.append(f'<dt>{verb}</dt><dd data-field="order">{_e(d["order"])}</dd>')
-        parts.append(f'<dt>Total over {_e(d["total"]["horizon"])}</dt><dd data-field="total">'
-                     f'{_e(d["total"]["text"])} <span class="ak-ds-small">(central figure, low-high range)</span></dd>')
-        parts.append(f'<dt>{target_label}</dt><dd data-field="performance">{_e(perf.get("text", ""))}: {mark}</dd>')
+        parts.append(_tag("dt", verb) + f'<dd data-field="order">{_e(d["order"])}</dd>')
+        parts.append(_tag("dt", _("Total over {horizon}").format(horizon=d["total"]["horizon"]))
+                     + f'<dd data-field="total">{_e(d["total"]["text"])} '
+                     + _tag("span", _("(central figure, low-high range)"), ' class="ak-ds-small"') + "</dd>")
+        parts.append(_tag("dt", target_label) + '<dd data-field="performance">'
+                     + _("{performance}: {mark}").format(performance=_e(perf.get("text", "")), mark=mark) + "</dd>")
         if d.get("configuration"):
-            parts.append(f'<dt>Configuration</dt><dd data-field="configuration">{_e(d["configuration"])}</dd>')
+            parts.append(_tag("dt", _("Configuration"))
+                         + f'<dd data-field="configuration">{_e(d["configuration"])}</dd>')
         parts.append("</dl>")
         if d["runners_up"]:
-            parts.append("<h3>Runners-up, and why they lost</h3><ol>")
+            parts.append(_tag("h3", _("Runners-up, and why they lost")) + "<ol>")
             parts.append("".join(
-                f'<li data-field="runner-up"><b>{_e(r["name"])}</b>: {_e(r["why"])}. '
-                f'{_e(r["order"])}, {_e(r["total_text"])}.</li>' for r in d["runners_up"]))
+                '<li data-field="runner-up">'
+                + _("<b>{name}</b>: {why}. {order}, {total}.").format(
+                    name=_e(r["name"]), why=_e(r["why"]), order=_e(r["order"]), total=_e(r["total_text"]))
+                + "</li>" for r in d["runners_up"]))
             parts.append("</ol>")
         else:
-            parts.append("<h3>Runners-up</h3><p>None: no other device passes every hard limit.</p>")
-        parts.append("<h3>Risks</h3>")
+            parts.append(_tag("h3", _("Runners-up")) + _tag("p", _("None: no other device passes every hard limit.")))
+        parts.append(_tag("h3", _("Risks")))
         if d["risks"]:
-            parts.append("<ul>" + _items(d["risks"], lambda r: f'<b>{_e(r["device"])}</b> ({_e(r["kind"])}): '
-                                                                  f'{_e(_clip(r["text"]))}', "risks") + "</ul>")
+            parts.append("<ul>" + _items(d["risks"], lambda r: _("<b>{device}</b> ({kind}): {text}").format(
+                device=_e(r["device"]), kind=_e(_(r["kind"])), text=_e(_clip(r["text"]))),
+                _("and {n} more risks")) + "</ul>")
         else:
-            parts.append("<p>No licence, export, market or ecosystem risk is recorded for these devices.</p>")
+            parts.append(_tag("p", _("No licence, export, market or ecosystem risk is recorded for these devices.")))
     elif d.get("next_step"):
         parts.append(f'<p data-field="next-step">{_e(d["next_step"])}</p>')
     if d["cannot_verify"]:
-        parts.append("<h3>Cannot be verified (a figure a limit needs is unknown)</h3><ul>")
-        parts.append(_items(d["cannot_verify"], lambda r: f'<b>{_e(r["device"])}</b>: {_e(_clip(r["missing"], 120))}; '
-                                                          f'settle it with {_e(_clip(r["settle"], 100))}', "devices"))
+        parts.append(_tag("h3", _("Cannot be verified (a figure a limit needs is unknown)")) + "<ul>")
+        parts.append(_items(d["cannot_verify"], lambda r: _("<b>{device}</b>: {missing}; settle it with {settle}").format(
+            device=_e(r["device"]), missing=_e(_clip(r["missing"], 120)), settle=_e(_clip(r["settle"], 100))),
+            _("and {n} more devices")))
         parts.append("</ul>")
-    parts.append("<h3>What was assumed</h3><table>")
-    parts.append("".join(f"<tr><td><b>{_e(k)}</b></td><td>{_e(v)}</td></tr>" for k, v in d["assumptions"]))
+    parts.append(_tag("h3", _("What was assumed")) + "<table>")
+    parts.append("".join(f"<tr><td>{_tag('b', _(k))}</td><td>{_e(v)}</td></tr>" for k, v in d["assumptions"]))
     if d.get("quoted_prices"):
-        quotes = ", ".join(f"{k} ${v:,.0f}" for k, v in d["quoted_prices"].items())
-        parts.append(f"<tr><td><b>your quotes</b></td><td>{_e(quotes)}</td></tr>")
+        quotes = ", ".join(f"{k} {usd_words(v)}" for k, v in d["quoted_prices"].items())
+        parts.append("<tr><td>" + _tag("b", _("your quotes")) + f"</td><td>{_e(quotes)}</td></tr>")
     parts.append("</table>")
-    dated = d.get("prices_dated") or "no dated price behind these figures"
+    dated = d.get("prices_dated") or _("no dated price behind these figures")
     counts = d["counts"]
-    parts.append(f'<p class="ak-ds-small" data-field="prices-dated">Prices dated: {_e(dated)}. '
-                 f'{counts["shortlisted"]} device(s) shortlisted, {counts["cannot verify"]} cannot be verified, '
-                 f'{counts["excluded"]} excluded by a hard limit; chapter 09 shows them all.</p>')
-    parts.append('<div class="ak-ds-sign"><span>Approved by</span><span>Date</span></div>')
+    tally = _("{shortlisted} device(s) shortlisted, {unverified} cannot be verified, {excluded} excluded by a hard "
+              "limit; chapter 09 shows them all.").format(shortlisted=counts["shortlisted"],
+                                                          unverified=counts["cannot verify"],
+                                                          excluded=counts["excluded"])
+    parts.append('<p class="ak-ds-small" data-field="prices-dated">'
+                 + _e(_("Prices dated: {dated}.").format(dated=dated)) + " " + _e(tally) + "</p>")
+    note = rate_note()
+    if note:
+        parts.append(f'<p class="ak-ds-small" data-field="exchange-rate">{_e(note)}</p>')
+    parts.append('<div class="ak-ds-sign">' + _tag("span", _("Approved by")) + _tag("span", _("Date")) + "</div>")
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 
 
-def summary_document(summary, lang="en"):
-    """A standalone HTML page holding only the decision page (for the PDF)."""
+def summary_document(summary, lang=None):
+    """A standalone HTML page holding only the decision page (for the PDF); ``lang`` (default
+    :func:`accelkit.i18n.html_lang`, the language in use) is the page's ``lang`` attribute."""
+    lang = html_lang() if lang is None else lang
+    title = _("{title}: decision").format(title=summary["title"])
     return (f'<!DOCTYPE html>\n<html lang="{_e(lang)}"><head><meta charset="utf-8">'
-            f'<title>{_e(summary["title"])}: decision</title></head><body style="margin:0">\n'
+            f'<title>{_e(title)}</title></head><body style="margin:0">\n'
             f"{summary_html(summary)}\n</body></html>\n")
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..i18n import _
+
 __all__ = ["headline", "ROBUST_SHARE"]
 
 #: the ranked winner is called the winner only when it comes first in at least this share of
@@ -36,9 +38,9 @@ def headline(ranked, stability=None):
     short = ranked[ranked["status"] == "shortlisted"]
     unverified = int((ranked["status"] == "cannot verify").sum())
     if short.empty:
-        extra = f"; {unverified} cannot be verified (a figure they need is unknown)" if unverified else ""
-        return {"verdict": "none", "devices": [], "first_share": float("nan"),
-                "text": f"No device passes every hard limit{extra}."}
+        text = (_("No device passes every hard limit; {n} cannot be verified (a figure they need is unknown).")
+                .format(n=unverified) if unverified else _("No device passes every hard limit."))
+        return {"verdict": "none", "devices": [], "first_share": float("nan"), "text": text}
     top = short.iloc[0]["name"]
     share = float("nan")
     if stability is not None and len(stability):
@@ -47,9 +49,12 @@ def headline(ranked, stability=None):
         if share < ROBUST_SHARE and len(short) > 1:
             rival = max((n for n in shares if n != top), key=shares.get, default=short.iloc[1]["name"])
             return {"verdict": "too close to call", "devices": [top, rival], "first_share": share,
-                    "text": (f"Too close to call between {top} (ranked first, first in {share:.0%} of draws) and "
-                             f"{rival} (first in {shares.get(rival, 0.0):.0%}): the projection's and the prices' "
-                             "ranges overlap; a quote or a probe on both settles it.")}
-    robust = f", first in {share:.0%} of draws over the ranges" if share == share else ""
-    return {"verdict": "recommend", "devices": [top], "first_share": share,
-            "text": f"Recommended: {top}{robust}."}
+                    "text": _("Too close to call between {top} (ranked first, first in {share} of draws) and "
+                              "{rival} (first in {rival_share}): the projection's and the prices' ranges overlap; "
+                              "a quote or a probe on both settles it.").format(
+                                  top=top, share=f"{share:.0%}", rival=rival,
+                                  rival_share=f"{shares.get(rival, 0.0):.0%}")}
+    text = (_("Recommended: {device}, first in {share} of draws over the ranges.").format(device=top,
+                                                                                         share=f"{share:.0%}")
+            if share == share else _("Recommended: {device}.").format(device=top))
+    return {"verdict": "recommend", "devices": [top], "first_share": share, "text": text}

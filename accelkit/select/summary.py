@@ -15,17 +15,98 @@ from __future__ import annotations
 import math
 
 from .. import sizing, units
+from ..i18n import DEFAULT_LANGUAGE, N_, _, language
 
-__all__ = ["decision_summary", "plan_words", "range_words"]
+__all__ = ["decision_summary", "plan_words", "range_words", "money_range", "usd_words", "date_words"]
 
 #: what each score criterion means when a runner-up loses on it
 _LOSES_ON = {
-    "time": "slower against the target",
-    "cost": "costs more over the horizon",
-    "efficiency": "less compute per watt",
-    "ecosystem": "a weaker software ecosystem",
-    "headroom": "less memory headroom",
+    "time": N_("slower against the target"),
+    "cost": N_("costs more over the horizon"),
+    "efficiency": N_("less compute per watt"),
+    "ecosystem": N_("a weaker software ecosystem"),
+    "headroom": N_("less memory headroom"),
 }
+
+#: what a device is counted in, per work unit (``select.rank``'s ``work_unit``)
+_UNIT_WORDS = {"tokens": N_("token"), "frames": N_("frame"), "requests": N_("request")}
+
+#: the kind of a catalogue price (``price_kind``), in the phrase "undated (... figure)"
+_PRICE_KINDS = {"analyst": N_("analyst"), "reseller": N_("reseller"), "street": N_("street"), "list": N_("list"),
+                "system_share": N_("system share")}
+
+#: the risk kinds of :func:`_risks` (keys of the dict; shown translated)
+RISK_KINDS = (N_("purchase"), N_("ecosystem fails"), N_("ecosystem risk"))
+
+#: the labels of :func:`_assumptions` (English in the dict, translated where shown)
+ASSUMPTION_LABELS = (N_("precision"), N_("utilisation"), N_("work"), N_("horizon"), N_("load"),
+                     N_("devices allowed"), N_("cloud price"), N_("power"), N_("speed headroom"), N_("budget"),
+                     N_("power envelope"), N_("market"), N_("must run"))
+
+_CLOUD_POLICIES = {"on-demand": N_("median on-demand rate across providers"),
+                   "committed-1y": N_("median 1-year commitment across providers"),
+                   "committed-3y": N_("median 3-year commitment across providers"),
+                   "lowest": N_("the single cheapest listing")}
+_MARKETS = {"global": N_("global"), "china": N_("china")}
+#: the scenario's choices in words (the values stay English; these are their labels)
+WORKLOAD_NAMES = {"training": N_("training"), "fine-tuning": N_("fine-tuning"), "inference": N_("inference")}
+DEPLOYMENT_NAMES = {"cloud": N_("cloud"), "on-prem": N_("on-prem"), "edge": N_("edge")}
+#: the decision's score criteria (``select.CRITERIA``) by name
+CRITERION_NAMES = {"time": N_("time"), "cost": N_("cost"), "efficiency": N_("efficiency"),
+                   "ecosystem": N_("ecosystem"), "headroom": N_("headroom")}
+_JOBS = {"training": N_("Training"), "fine-tuning": N_("Fine-tuning"), "inference": N_("Serving")}
+_WHERE = {"cloud": N_("rented in the cloud"), "on-prem": N_("on your own servers"), "edge": N_("at the edge")}
+
+
+def _english():
+    return language() == DEFAULT_LANGUAGE
+
+
+def _dollars(usd):
+    """Dollars alone, as people read them ("$1,234", "$1.23 M"): the ends of a range in Chinese."""
+    from ..numbers import people
+
+    return "$" + (people(usd) if abs(usd) >= 1 else f"{usd:.2f}")
+
+
+def usd_words(usd):
+    """A USD amount on the decision page: ``$1,234`` in English (whole dollars, as ever); in
+    Chinese :func:`accelkit.currency.money` (with the yuan beside it once a rate is published)."""
+    if _english():
+        return f"${usd:,.0f}"
+    from ..currency import money
+
+    return money(usd)
+
+
+def money_range(usd, low, high, missing, collapse=True):
+    """A USD amount with its range, ``$1,234 ($1,000-$1,500)``; in Chinese the central figure
+    through :func:`accelkit.currency.money` and the ends in dollars."""
+    if _english():
+        return range_words(usd, low, high, "${:,.0f}", missing, collapse)
+    return range_words(usd, low, high, _dollars, missing, collapse, central=usd_words)
+
+
+def date_words(text):
+    """A price date for a reader: ISO as stored in English ("2025-01-15", "2020-05"); in another
+    language as its locale writes the day or the month (:func:`accelkit.i18n.format_date`)."""
+    text = str(text)
+    if _english():
+        return text
+    import datetime
+
+    from ..i18n import _babel_locale, format_date
+
+    try:
+        if len(text) == 10:
+            return format_date(text)
+        if len(text) == 7:
+            from babel.dates import format_skeleton
+
+            return format_skeleton("yMMM", datetime.date.fromisoformat(text + "-01"), locale=_babel_locale())
+    except (ValueError, TypeError):
+        pass
+    return text
 
 
 def _finite(x):
@@ -35,50 +116,73 @@ def _finite(x):
         return False
 
 
-def range_words(value, low, high, fmt, missing="—", collapse=True):
+def range_words(value, low, high, fmt, missing="—", collapse=True, central=None):
     """``value (low-high)``, or ``missing`` where the value is unknown or infinite.
 
+    ``fmt`` is a format string (``"{:,.0f}"``) or a function of one number; ``central``, a
+    function, writes the central figure differently from the ends (default: as ``fmt``).
     When ``fmt`` would print a real range as one number, the figures are shown to three
     significant digits instead, so a range never reads as certainty; a range that is one
     figure is shown as that figure (``collapse``).
     """
+    write = fmt if callable(fmt) else fmt.format
     if not _finite(value):
         return missing
     if not (_finite(low) and _finite(high)):
-        return fmt.format(value)
+        return central(value) if central else write(value)
     low, high = min(low, high), max(low, high)
-    texts = [fmt.format(v) for v in (value, low, high)]
+    texts = [write(v) for v in (value, low, high)]
     if len(set(texts)) == 1 and low < high:
         texts = [f"{v:,.3g}" for v in (value, low, high)]
+    first = central(value) if central else texts[0]
     if collapse and texts[1] == texts[2]:
-        return texts[0]
-    return f"{texts[0]} ({texts[1]}-{texts[2]})"
+        return first
+    return _("{value} ({low}-{high})").format(value=first, low=texts[1], high=texts[2])
 
 
 def _horizon(scenario):
-    return "the run" if scenario.workload in sizing.TRAINING_WORKLOADS else f"{scenario.horizon_months} months"
+    if scenario.workload in sizing.TRAINING_WORKLOADS:
+        return _("the run")
+    return _("{months} months").format(months=scenario.horizon_months)
 
 
 def _total_text(row, scenario):
-    return range_words(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"], "${:,.0f}",
-                       "price unknown")
+    return money_range(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"],
+                       _("price unknown"))
+
+
+def _over(total, scenario):
+    """``total`` over the scenario's horizon ("$1,234 over 36 months")."""
+    return _("{total} over {horizon}").format(total=total, horizon=_horizon(scenario))
+
+
+def _unrented(unit):
+    """``select.rank``'s ``purchase_unit`` without its leading verb ("rent 2 × B200" -> "2 × B200")."""
+    text = str(unit)
+    if text.startswith("rent "):
+        return text.removeprefix("rent ")
+    verb = _("rent")
+    if verb != "rent" and text.startswith(verb):
+        return text[len(verb):].lstrip()
+    return text
 
 
 def plan_words(row, scenario):
     """What to order (or rent) and what it costs over the horizon, in one sentence, from
     :func:`accelkit.select.rank`'s plan columns (``purchase_unit``, ``total_cost_usd`` and
     its range)."""
-    total = range_words(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"], "${:,.0f}",
-                        "price unknown", collapse=False)
+    total = money_range(row["total_cost_usd"], row["total_cost_usd_low"], row["total_cost_usd_high"],
+                        _("price unknown"), collapse=False)
     if scenario.deployment == "cloud":
-        what = f"{row['purchase_unit']} ({row.get('cloud_price_basis') or 'no listing'})"
+        what = _("{unit} ({basis})").format(unit=row["purchase_unit"],
+                                            basis=row.get("cloud_price_basis") or _("no listing"))
     else:
-        what = f"buy {row['purchase_unit']}"
-    return f"{what}: {total} over {_horizon(scenario)}."
+        what = _("buy {unit}").format(unit=row["purchase_unit"])
+    return _("{what}: {total} over {horizon}.").format(what=what, total=total, horizon=_horizon(scenario))
 
 
 def _unit_word(row):
-    return {"tokens": "token", "frames": "frame", "requests": "request"}.get(row.get("work_unit"), "unit")
+    return _(_UNIT_WORDS.get(row.get("work_unit"), N_("unit")))
 
 
 def _performance(row, scenario):
@@ -89,28 +193,34 @@ def _performance(row, scenario):
         needed = row.get("devices_needed")
         value = row["days_on_n"]
         on_all = range_words(row["days_on_n"], row.get("days_on_n_low"), row.get("days_on_n_high"), "{:,.2f}",
-                             "cannot be projected")
-        text = f"finishes in {on_all} days on {allowed:.0f} devices" if _finite(allowed) else f"finishes in {on_all} days"
+                             _("cannot be projected"))
+        text = (_("finishes in {days} days on {n} devices").format(days=on_all, n=f"{allowed:.0f}")
+                if _finite(allowed) else _("finishes in {days} days").format(days=on_all))
         sized = row.get("days_right_sized")
         if _finite(sized) and _finite(needed) and _finite(allowed) and needed < allowed:
             # the order is right-sized: say how long the devices actually ordered take
             value = sized
-            text = f"about {sized:,.2f} days on the {needed:.0f} devices ordered ({on_all} days on {allowed:.0f})"
-        text += f", against a target of {target:g} days"
+            text = _("about {days} days on the {needed} devices ordered ({days_all} days on {allowed})").format(
+                days=f"{sized:,.2f}", needed=f"{needed:.0f}", days_all=on_all, allowed=f"{allowed:.0f}")
+        text = _("{time}, against a target of {target} days").format(time=text, target=f"{target:g}")
+        kind = "time"
     else:
         unit = _unit_word(row)
         projected = range_words(row["latency_ms"], row.get("latency_ms_low"), row.get("latency_ms_high"), "{:,.3g}",
-                                "cannot be projected")
+                                _("cannot be projected"))
         target = float(scenario.latency_target_ms)
         value = row["latency_ms"]
-        text = f"{projected} ms per {unit}, against a target of {target:g} ms"
+        text = _("{projected} ms per {unit}, against a target of {target} ms").format(
+            projected=projected, unit=unit, target=f"{target:g}")
         ttft = row.get("ttft_s")
         if scenario.ttft_target_ms and _finite(ttft):
             first = range_words(units.s_to_ms(ttft), units.s_to_ms(row.get("ttft_s_low", math.nan)),
                                 units.s_to_ms(row.get("ttft_s_high", math.nan)), "{:,.0f}")
-            text += f"; first token in {first} ms against {scenario.ttft_target_ms:g} ms"
+            text = _("{latency}; first token in {first} ms against {target} ms").format(
+                latency=text, first=first, target=f"{scenario.ttft_target_ms:g}")
+        kind = "latency"
     meets = bool(_finite(value) and value <= target)
-    return {"projected": value, "target": target, "meets": meets, "text": text}
+    return {"projected": value, "target": target, "meets": meets, "text": text, "kind": kind}
 
 
 def _why_lost(winner, other, weights):
@@ -121,25 +231,34 @@ def _why_lost(winner, other, weights):
         a, b = winner.get(f"score_{k}"), other.get(f"score_{k}")
         if _finite(a) and _finite(b) and w > 0:
             losses[k] = w * (a - b)
-    points = f"{gap:.1f} points behind" if _finite(gap) else "ranked lower"
+    points = _("{gap} points behind").format(gap=f"{gap:.1f}") if _finite(gap) else _("ranked lower")
     if not losses or max(losses.values()) <= 0:
-        return gap, f"{points} on the weighted criteria"
+        return gap, _("{points} on the weighted criteria").format(points=points)
     worst = max(losses, key=losses.get)
+    criterion = _(_LOSES_ON[worst]) if worst in _LOSES_ON else worst
     detail = ""
     if worst == "cost" and _finite(other["total_cost_usd"]) and _finite(winner["total_cost_usd"]):
-        detail = f" (${other['total_cost_usd']:,.0f} against ${winner['total_cost_usd']:,.0f})"
+        detail = _("{other} against {winner}").format(other=usd_words(other["total_cost_usd"]),
+                                                      winner=usd_words(winner["total_cost_usd"]))
     elif worst == "ecosystem" and _finite(other.get("ecosystem_score")) and _finite(winner.get("ecosystem_score")):
-        detail = f" ({other['ecosystem_score']:.0f} against {winner['ecosystem_score']:.0f} out of 100)"
+        detail = _("{other} against {winner} out of 100").format(other=f"{other['ecosystem_score']:.0f}",
+                                                                 winner=f"{winner['ecosystem_score']:.0f}")
     elif worst == "time" and _finite(other.get("target_margin")) and _finite(winner.get("target_margin")):
-        detail = f" ({other['target_margin']:.2f}× the target's pace against {winner['target_margin']:.2f}×)"
-    return gap, f"{points}: mostly {_LOSES_ON.get(worst, worst)}{detail}"
+        detail = _("{other}× the target's pace against {winner}×").format(other=f"{other['target_margin']:.2f}",
+                                                                         winner=f"{winner['target_margin']:.2f}")
+    if detail:
+        return gap, _("{points}: mostly {criterion} ({detail})").format(points=points, criterion=criterion,
+                                                                       detail=detail)
+    return gap, _("{points}: mostly {criterion}").format(points=points, criterion=criterion)
 
 
 def _system_dates():
     from ..systems import load_systems
 
     table = load_systems()
-    return {str(r["system"]): (str(r["price_date"]) or (f"undated, retrieved {r['retrieved']}" if r["retrieved"] else ""))
+    return {str(r["system"]): (date_words(r["price_date"]) if str(r["price_date"]) else
+                               (_("undated, retrieved {date}").format(date=date_words(r["retrieved"]))
+                                if r["retrieved"] else ""))
             for r in table.to_dict("records")}
 
 
@@ -158,8 +277,8 @@ def _price_date(row, scenario, catalog):
         dates = sorted(d for d in rows.get("price_date", []).astype(str) if d and d != "nan")
     else:
         unit = str(row.get("purchase_unit") or "")
-        if "at your quoted price" in unit:
-            return "your quote"
+        if "at your quoted price" in unit or _("at your quoted price") in unit:
+            return _("your quote")
         for system, date in _system_dates().items():
             if f"× {system} (" in unit:
                 return date
@@ -177,15 +296,26 @@ def _price_date(row, scenario, catalog):
             rows = prices[prices["device"].str.lower() == name.lower()]
             dates = sorted(d for d in rows.get("price_date", []).astype(str) if d and d != "nan")
     if not dates:
-        return "undated" + (f" ({kind} figure)" if scenario.deployment != "cloud" and kind and kind != "nan" else "")
-    return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        if scenario.deployment != "cloud" and kind and kind != "nan":
+            return _("undated ({kind} figure)").format(kind=_(_PRICE_KINDS[kind]) if kind in _PRICE_KINDS else kind)
+        return _("undated")
+    if dates[0] == dates[-1]:
+        return date_words(dates[0])
+    return _("{first} to {last}").format(first=date_words(dates[0]), last=date_words(dates[-1]))
 
 
 def count_words(x):
-    """A count for people: 20 billion, 1.5 million, 12,000."""
-    for size, word in ((1e12, "trillion"), (1e9, "billion"), (1e6, "million")):
-        if abs(x) >= size:
-            return f"{x / size:,.3g} {word}"
+    """A count for people: 20 billion, 1.5 million, 12,000 (in Chinese: 200亿, 150万, 12,000)."""
+    if _english():
+        scales = ((1e12, "trillion"), (1e9, "billion"), (1e6, "million"))
+        for size, word in scales:
+            if abs(x) >= size:
+                return f"{x / size:,.3g} {word}"
+    else:
+        # Chinese counts in 万 (10^4), 亿 (10^8) and 万亿 (10^12)
+        for size, word in ((1e12, "万亿"), (1e8, "亿"), (1e4, "万")):
+            if abs(x) >= size:
+                return f"{x / size:,.3g}{word}"
     return f"{x:,.0f}"
 
 
@@ -195,47 +325,56 @@ def _model_kind(scenario):
 
 
 def _assumptions(scenario, row=None):
-    """What was assumed, as (label, value) pairs a buyer reads: only what bears on the figures."""
+    """What was assumed, as (label, value) pairs a buyer reads: only what bears on the figures.
+
+    The labels stay English (keys of :data:`ASSUMPTION_LABELS`, translated where the page shows
+    them); the values are written in the language in use."""
     s = scenario
     training = s.workload in sizing.TRAINING_WORKLOADS
-    out = [("precision", s.precision + (" (lower precisions allowed)" if s.allow_lower_precision else ""))]
+    precision = (_("{precision} (lower precisions allowed)").format(precision=s.precision)
+                 if s.allow_lower_precision else s.precision)
+    out = [("precision", precision)]
     if s.utilization:
-        out.append(("utilisation", f"{s.utilization:.0%} of the dense peak (your figure)"))
+        out.append(("utilisation", _("{share} of the dense peak (your figure)").format(share=f"{s.utilization:.0%}")))
     else:
-        out.append(("utilisation", "projected by the engine from measured matmul and memory bandwidth"))
+        out.append(("utilisation", _("projected by the engine from measured matmul and memory bandwidth")))
     kind = _model_kind(s)
     if training:
-        work = (f"{count_words(s.tokens)} samples" if kind in ("cnn", "vit")
-                else f"{count_words(s.tokens)} tokens, sequences of {s.seq_len:,}")
+        work = (_("{n} samples").format(n=count_words(s.tokens)) if kind in ("cnn", "vit")
+                else _("{n} tokens, sequences of {seq_len}").format(n=count_words(s.tokens), seq_len=f"{s.seq_len:,}"))
         out.append(("work", work))
-        out.append(("horizon", "the training run (time target "
-                               f"{s.time_target_days:g} days)"))
+        out.append(("horizon", _("the training run (time target {days} days)").format(days=f"{s.time_target_days:g}")))
     else:
         if kind in ("cnn", "vit"):
-            load = f"{s.streams} camera streams at {s.frames_per_s:g} frames per second"
+            load = _("{streams} camera streams at {fps} frames per second").format(streams=s.streams,
+                                                                                   fps=f"{s.frames_per_s:g}")
         elif kind in ("decoder", "moe-decoder"):
-            load = (f"{s.requests_per_s:g} requests per second, {s.output_tokens:,} tokens out, "
-                    f"{s.seq_len:,}-token context")
+            load = _("{rate} requests per second, {output} tokens out, {context}-token context").format(
+                rate=f"{s.requests_per_s:g}", output=f"{s.output_tokens:,}", context=f"{s.seq_len:,}")
         else:
-            load = f"{s.requests_per_s:g} requests per second of {s.seq_len:,} tokens"
+            load = _("{rate} requests per second of {n} tokens").format(rate=f"{s.requests_per_s:g}",
+                                                                        n=f"{s.seq_len:,}")
         out.append(("load", load))
-        out.append(("horizon", f"{s.horizon_months} months, {s.hours_per_day:g} hours a day"))
-    out.append(("devices allowed", f"at most {s.n_devices}"))
+        out.append(("horizon", _("{months} months, {hours} hours a day").format(months=s.horizon_months,
+                                                                                 hours=f"{s.hours_per_day:g}")))
+    out.append(("devices allowed", _("at most {n}").format(n=s.n_devices)))
     if s.deployment == "cloud":
-        out.append(("cloud price", {"on-demand": "median on-demand rate across providers",
-                                    "committed-1y": "median 1-year commitment across providers",
-                                    "committed-3y": "median 3-year commitment across providers",
-                                    "lowest": "the single cheapest listing"}[s.cloud_pricing]
-                    + (f" (providers: {', '.join(s.providers)})" if s.providers else "")))
+        policy = _(_CLOUD_POLICIES[s.cloud_pricing])
+        if s.providers:
+            policy = _("{policy} (providers: {providers})").format(policy=policy, providers=", ".join(s.providers))
+        out.append(("cloud price", policy))
     else:
-        out.append(("power", f"PUE {s.pue:g}, electricity ${s.electricity_usd_per_kwh:g} per kWh"))
-    out.append(("speed headroom", f"speed beyond the target counts up to {s.target_headroom:.0%}"))
+        out.append(("power", _("PUE {pue}, electricity {price} per kWh").format(
+            pue=f"{s.pue:g}", price=f"${s.electricity_usd_per_kwh:g}")))
+    out.append(("speed headroom", _("speed beyond the target counts up to {share}").format(
+        share=f"{s.target_headroom:.0%}")))
     if s.budget_usd:
-        out.append(("budget", f"${s.budget_usd:,.0f} over the horizon"))
+        out.append(("budget", _("{amount} over the horizon").format(amount=usd_words(s.budget_usd))))
     if s.power_envelope_w:
-        out.append(("power envelope", f"{s.power_envelope_w:g} W per device"))
+        out.append(("power envelope", _("{watts} W per device").format(watts=f"{s.power_envelope_w:g}")))
     if s.market != "global":
-        out.append(("market", f"{s.market} (US export controls applied)"))
+        market = _(_MARKETS[s.market]) if s.market in _MARKETS else s.market
+        out.append(("market", _("{market} (US export controls applied)").format(market=market)))
     if s.frameworks:
         out.append(("must run", ", ".join(s.frameworks)))
     return out
@@ -244,11 +383,11 @@ def _assumptions(scenario, row=None):
 def _job_words(scenario):
     s = scenario
     model = sizing.model_of(s)["name"]
-    what = {"training": "Training", "fine-tuning": "Fine-tuning", "inference": "Serving"}.get(s.workload, s.workload)
+    what = _(_JOBS[s.workload]) if s.workload in _JOBS else s.workload
     if s.workload == "fine-tuning" and s.finetune_method != "full":
-        what += f" ({s.finetune_method.replace('qlora', 'QLoRA').replace('lora', 'LoRA')})"
-    where = {"cloud": "rented in the cloud", "on-prem": "on your own servers", "edge": "at the edge"}[s.deployment]
-    return f"{what} {model}, {where}"
+        method = s.finetune_method.replace('qlora', 'QLoRA').replace('lora', 'LoRA')
+        what = _("{job} ({method})").format(job=what, method=method)
+    return _("{job} {model}, {where}").format(job=what, model=model, where=_(_WHERE[s.deployment]))
 
 
 def _risks(rows, ecosystem):
@@ -337,30 +476,30 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
     if short.empty:
         if len(excluded):
             counts = excluded["excluded_because"].str.split(":").str[0].str.replace(r"\b\d[\d,.]*", "N", regex=True)
-            out["next_step"] = (f"The most common reason a device fails: {counts.value_counts().index[0]}. "
-                                "Relax that limit.")
+            out["next_step"] = _("The most common reason a device fails: {reason}. Relax that limit.").format(
+                reason=counts.value_counts().index[0])
         return out
     name = verdict["devices"][0]
     rows = short.to_dict("records")
     top = next(r for r in rows if r["name"] == name)
     others = [r for r in rows if r["name"] != name][:2]
     cloud = s.deployment == "cloud"
-    order = str(top["purchase_unit"]).removeprefix("rent ")
+    order = _unrented(top["purchase_unit"])
     if cloud and top.get("cloud_price_basis"):
-        order += f", at the {top['cloud_price_basis']}"
+        order = _("{order}, at the {basis}").format(order=order, basis=top["cloud_price_basis"])
     out.update(
         device=name, order=order, configuration=str(top.get("configuration") or ""), reason=str(top["reason"]),
         units=float(top["devices_rented"] if cloud else top["units_to_buy"]), devices=float(top["devices_needed"]),
         total={"usd": float(top["total_cost_usd"]), "low": float(top["total_cost_usd_low"]),
                "high": float(top["total_cost_usd_high"]), "horizon": _horizon(s),
-               "text": f"{_total_text(top, s)} over {_horizon(s)}"},
+               "text": _over(_total_text(top, s), s)},
         performance=_performance(top, s),
     )
     for other in others:
         gap, why = _why_lost(top, other, merged)
         out["runners_up"].append({
-            "name": other["name"], "order": str(other["purchase_unit"]).removeprefix("rent "),
-            "total_text": f"{_total_text(other, s)} over {_horizon(s)}", "score": float(other["score"]),
+            "name": other["name"], "order": _unrented(other["purchase_unit"]),
+            "total_text": _over(_total_text(other, s), s), "score": float(other["score"]),
             "gap": gap, "why": why,
         })
     eco = None
@@ -373,5 +512,6 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
     out["price_dates"] = dates
     known = sorted({d for d in dates.values() if d})
     if known:
-        out["prices_dated"] = "; ".join(f"{n}: {d}" for n, d in dates.items() if d)
+        out["prices_dated"] = _("; ").join(_("{device}: {date}").format(device=n, date=d)
+                                           for n, d in dates.items() if d)
     return out
