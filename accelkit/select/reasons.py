@@ -13,7 +13,9 @@ from ..i18n import N_, _, language
 from ..numbers import joined
 from .scoring import CRITERIA, _UNKNOWN_WORDS
 
-__all__ = []
+#: for the chapters that show the projection's English columns (``why``, ``matmul_source``,
+#: ``memory_source``) or a rent plan: their words in the language in use
+__all__ = ["order_words", "source_words", "why_words"]
 
 
 #: "per one" of each work unit, in words (whole phrases: Chinese counts each with its own measure word)
@@ -261,3 +263,9 @@ def _reason(row, weights, training, scenario, unit="tokens"):
         return _("{parts}; level on all {n} weighted criteria").format(parts=text, n=len(scored))
     return _("{parts}; strongest on {best}, weakest on {worst}").format(parts=text, best=_criterion(best),
                                                                         worst=_criterion(worst))
+
+
+#: public names (the chapters that show the projection's columns themselves)
+why_words = _why_words
+source_words = _source_words
+order_words = _order_words
