@@ -20,7 +20,8 @@ from . import tables
 from ._validate import suggest
 from .paths import data_path
 
-__all__ = ["GlossaryError", "LANGS", "SCHEMA", "load_glossary", "lookup", "define", "source_url",
+__all__ = ["GlossaryError", "LANGS", "SCHEMA", "ZH_FORMS", "load_glossary", "lookup", "define", "shown_name",
+           "source_url",
            "terms", "glossary_html", "glossary_markdown"]
 
 #: the languages the glossary carries, as the column suffixes name them
@@ -43,6 +44,35 @@ SCHEMA = tables.Schema(
     unique="term",
     unique_message="term {value!r} appears twice",
 )
+
+#: how a Chinese page writes the glossary's terms (the project's term list, issue 27 point 7), so
+#: that a term in a translated sentence explains itself on tap as well; keyed by the glossary's term
+ZH_FORMS = {
+    "tensor parallel": ("张量并行",), "pipeline parallel": ("流水线并行",), "expert parallel": ("专家并行",),
+    "data parallel": ("数据并行",), "micro-batch": ("微批",), "gradient accumulation": ("梯度累积",),
+    "global batch": ("全局批大小",), "headroom": ("余量",), "ridge point": ("拐点",), "roofline": ("屋顶线",),
+    "arithmetic intensity": ("算术强度",), "binade": ("二进制数量级",), "KV cache": ("KV 缓存",),
+    "batch size": ("批大小",), "concurrency": ("并发",), "mixed precision": ("混合精度",),
+    "loss scaling": ("损失缩放",), "quantisation": ("量化",), "power envelope": ("功耗上限",),
+    "tokens per second": ("每秒 token 数",), "prefill": ("预填充",), "decode": ("解码",), "dense": ("稠密",),
+    "tensor cores": ("张量核心",), "memory-bound": ("显存受限",), "compute-bound": ("算力受限",),
+    "memory bandwidth": ("显存带宽",), "scaling efficiency": ("扩展效率",), "optimizer state": ("优化器状态",),
+    "activations": ("激活值",), "sequence length": ("序列长度",), "parameters": ("参数量",),
+    "device-hours": ("卡时",), "on-demand price": ("按需价格",), "break-even": ("回本",),
+    "discount rate": ("折现率",), "latency target": ("延迟目标",), "epsilon": ("机器精度",),
+    "underflow": ("下溢",), "mantissa": ("尾数",), "fine-tuning": ("微调",), "right-sizing": ("规格调整",),
+    "cannot verify": ("无法核实",),
+}
+
+
+def shown_name(term, lang=None):
+    """``term`` as a page in ``lang`` names it: "ridge point" in English, "拐点（ridge point）" in Chinese
+    where :data:`ZH_FORMS` has its words (default: the language now in use)."""
+    row = lookup(term)
+    if _lang(lang) == "zh" and row["term"] in ZH_FORMS:
+        return f"{ZH_FORMS[row['term']][0]}（{row['term']}）"
+    return row["term"]
+
 
 #: the longest one-sentence definition (a tooltip, not a paragraph)
 MAX_SHORT_CHARS = 200
@@ -183,7 +213,7 @@ def glossary_html(lang=None, only=None):
         also = [a for a in row["aliases"].split("|") if a.strip()]
         aka = f' <span class="ak-note">({html.escape(", ".join(also[:4]))})</span>' if also else ""
         items.append(
-            f'<dt id="term-{html.escape(_key(row["term"]).replace(" ", "-"))}"><b>{html.escape(row["term"])}</b>'
+            f'<dt id="term-{html.escape(_key(row["term"]).replace(" ", "-"))}"><b>{html.escape(shown_name(row["term"], code))}</b>'
             f"{aka}</dt><dd><p>{html.escape(row[f'short_{code}'])}</p>"
             f"<p>{html.escape(row[f'long_{code}'])}{link}</p></dd>"
         )

@@ -216,7 +216,17 @@ def test_tap_to_open_terms_speak_the_language_in_use():
         # a term written in English inside a Chinese sentence is still marked
         marked = T.summary_html(["首 token 延迟（TTFT）很短"], ["TTFT"])
         assert ">TTFT</abbr>" in marked and glossary.define("TTFT", "zh") in html.unescape(marked)
+        # and a term written in Chinese too, once per term however many of its spellings are listed
+        marked = T.summary_html(["拐点为 153 FLOP/byte；低于拐点的计算核受限于显存带宽。"],
+                                ["ridge point", "Ridge point", "memory bandwidth"])
+        assert marked.count(">拐点</abbr>") == 1 and ">显存带宽</abbr>" in marked
+        assert glossary.define("ridge point", "zh") in html.unescape(marked)
+        assert "<b>拐点（ridge point）</b>" in T.words_html(["ridge point"])
+        assert "<b>拐点（ridge point）</b>" in glossary.glossary_html()
+    assert all(glossary.lookup(term)["term"] == term for term in glossary.ZH_FORMS)
     with i18n.using("en"):
+        assert T.summary_html(["拐点"], ["ridge point"]).count("<abbr") == 0  # English pages: English words only
+        assert "<b>ridge point</b>" in T.words_html(["ridge point"])
         assert glossary.define("TTFT") == glossary.define("TTFT", "en")
         box = T.WordsBox(["roofline"])
         assert box.lang.value == "en" and "Words on this page" in box.box.value

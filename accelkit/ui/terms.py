@@ -62,14 +62,35 @@ def _pattern(form):
     return re.compile(rf"(?<![A-Za-z0-9_-]){body}s?(?![A-Za-z0-9_-])", flags)
 
 
+def _forms(name, lang=None):
+    """How ``name`` may be written on the page: itself, and on a Chinese page its Chinese words too."""
+    forms = [name]
+    if glossary._lang(lang) == "zh":
+        forms += glossary.ZH_FORMS.get(glossary.lookup(name)["term"], ())
+    return forms
+
+
 def mark(text, names, lang=None):
-    """Escaped ``text`` with the first use of each of ``names`` wrapped by :func:`term`."""
+    """Escaped ``text`` with the first use of each of ``names`` wrapped by :func:`term`.
+
+    On a Chinese page (``lang`` "zh", or the language in use) a term written in Chinese
+    (:data:`accelkit.glossary.ZH_FORMS`) is marked as well.
+    """
     escaped = html.escape(text)
     spans = []  # (start, end, name) of the first use of each name, never overlapping
-    for name in sorted(names, key=len, reverse=True):  # longer phrases first ("ZeRO stage" before "ZeRO")
-        for match in _pattern(html.escape(name)).finditer(escaped):
+    forms, taken = [], set()
+    for name in names:
+        for form in _forms(name, lang):
+            if form != name and form in taken:
+                continue  # two spellings of one term ("ridge point", "Ridge point"): its Chinese words once
+            taken.add(form)
+            forms.append((form, name))
+    for form, name in sorted(forms, key=lambda f: len(f[0]), reverse=True):  # longer first ("ZeRO stage", "ZeRO")
+        if any(n == name for _s, _e, n in spans):
+            continue
+        for match in _pattern(html.escape(form)).finditer(escaped):
             start, end = match.span()
-            if not any(s < end and start < e for s, e, _ in spans):
+            if not any(s < end and start < e for s, e, _n in spans):
                 spans.append((start, end, name))
                 break
     out, last = [], 0
@@ -90,7 +111,8 @@ def summary_html(sentences, names, lang=None):
     for sentence in sentences:
         if not sentence:
             continue
-        fresh = [n for n in names if n not in seen and _pattern(html.escape(n)).search(html.escape(sentence))]
+        fresh = [n for n in names if n not in seen and any(_pattern(html.escape(f)).search(html.escape(sentence))
+                                                            for f in _forms(n, lang))]
         seen.update(fresh)
         parts.append(mark(sentence, fresh, lang))
     body = "<br>".join(parts)
@@ -111,7 +133,8 @@ def words_html(names, lang=None, open_=False):
         if row["source_url"]:
             link = (f' <a href="{html.escape(row["source_url"])}" target="_blank" rel="noopener noreferrer">'
                     f"{source}</a>")
-        items.append(f"<details><summary><b>{html.escape(row['term'])}</b>: {html.escape(row[f'short_{code}'])}"
+        items.append(f"<details><summary><b>{html.escape(glossary.shown_name(row['term'], code))}</b>: "
+                     f"{html.escape(row[f'short_{code}'])}"
                      f"</summary><p>{html.escape(row[f'long_{code}'])}{link}</p></details>")
     state = " open" if open_ else ""
     return (f'{TERMS_CSS}<details class="ak-words"{state}><summary>{title} ({len(items)}) '
