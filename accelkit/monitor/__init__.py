@@ -55,7 +55,10 @@ def example_log():
     from .nvsmi import read_log
 
     frame = read_log(example_path(EXAMPLE_LOG))
-    frame.attrs["path"] = "shipped example " + EXAMPLE_LOG.rsplit("/", 1)[-1] + " (synthetic: 8 x A100 at ~30 %)"
+    from ..i18n import _
+
+    frame.attrs["path"] = _("shipped example {file} (synthetic: 8 x A100 at ~30 %)").format(
+        file=EXAMPLE_LOG.rsplit("/", 1)[-1])
     return frame
 
 

@@ -39,6 +39,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..i18n import N_, _
+
 from .samples import MonitorError
 
 __all__ = ["right_size", "measured_demand", "sentence", "RIGHT_SIZE_COLUMNS", "MEMORY_LAYOUTS"]
@@ -68,8 +70,8 @@ def _rates(ceil, basis, precision):
         achievable, peak, source, unit = ceil["memory_bw"], ceil["memory_bw_peak"], ceil["memory_bw_source"], "bytes/s"
     use_peak = achievable.isna() & peak.notna()
     rate = achievable.where(~use_peak, peak)
-    kind = pd.Series(np.where(use_peak, "datasheet peak (no published efficiency)",
-                              "achievable (datasheet × published efficiency)"), index=ceil.index)
+    kind = pd.Series(np.where(use_peak, N_("datasheet peak (no published efficiency)"),
+                              N_("achievable (datasheet × published efficiency)")), index=ceil.index)
     return rate.astype(float), kind, source.where(~use_peak, "datasheet"), unit
 
 
@@ -167,17 +169,25 @@ def sentence(table):
     a = table.attrs
     same = table[table["is_monitored"]]
     best = table[~table["is_monitored"]].head(1)
-    what = (f"{a['precision']} dense matmul" if a["basis"] == "compute" else "memory bandwidth") + ", achievable figures"
-    text = (f"your {a['n_gpus']} {a['monitored']} did the work of {a['effective_devices']:.1f} "
-            f"(mean utilisation {a['mean_utilization']:.0%})")
+    what = basis_words(a)
+    text = _("your {n} {device} did the work of {effective} (mean utilisation {utilisation})").format(
+        n=a["n_gpus"], device=a["monitored"], effective=f"{a['effective_devices']:.1f}",
+        utilisation=f"{a['mean_utilization']:.0%}")
     parts = []
     if len(same):
-        parts.append(f"{int(same['devices'].iloc[0])} {a['monitored']} would do it")
+        parts.append(_("{n} {device} would do it").format(n=int(same["devices"].iloc[0]), device=a["monitored"]))
     if len(best) and best["devices"].iloc[0] <= (same["devices"].iloc[0] if len(same) else np.inf):
-        parts.append(f"{int(best['devices'].iloc[0])} {best['name'].iloc[0]} would do it")
+        parts.append(_("{n} {device} would do it").format(n=int(best["devices"].iloc[0]), device=best["name"].iloc[0]))
     if parts:
-        text += "; " + ", or ".join(parts)
-    return text + f" (by {what})"
+        text += "; " + _(", or ").join(parts)
+    return text + _(" (by {what})").format(what=what)
+
+
+def basis_words(attrs):
+    """What a right-size table counts by, in words: "bf16 dense matmul, achievable figures"."""
+    if attrs.get("basis") == "compute":
+        return _("{precision} dense matmul, achievable figures").format(precision=attrs.get("precision", "bf16"))
+    return _("memory bandwidth, achievable figures")
 
 
 def measured_demand(summary, precision="bf16", catalog=None, memory_layout="sharded"):

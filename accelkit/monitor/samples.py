@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .. import units
+from ..i18n import N_
 
 __all__ = ["COLUMNS", "FRACTION_COLUMNS", "MonitorError", "tidy", "empty", "THROTTLE_BITS", "throttle_words",
            "MIB", "MHZ"]
@@ -61,15 +62,15 @@ FRACTION_COLUMNS = ("util_fraction", "memory_util_fraction", "sm_active_fraction
 
 #: clock-event reason bits (NVML ``nvmlClocksEventReason*`` = DCGM ``DCGM_CLOCKS_EVENT_REASON_*``)
 THROTTLE_BITS = {
-    0x1: "GPU idle",
-    0x2: "applications clocks setting",
-    0x4: "software power cap",
-    0x8: "hardware slowdown",
-    0x10: "sync boost",
-    0x20: "software thermal slowdown",
-    0x40: "hardware thermal slowdown",
-    0x80: "hardware power brake",
-    0x100: "display clocks setting",
+    0x1: N_("GPU idle"),
+    0x2: N_("applications clocks setting"),
+    0x4: N_("software power cap"),
+    0x8: N_("hardware slowdown"),
+    0x10: N_("sync boost"),
+    0x20: N_("software thermal slowdown"),
+    0x40: N_("hardware thermal slowdown"),
+    0x80: N_("hardware power brake"),
+    0x100: N_("display clocks setting"),
 }
 #: bits that mean the clocks were held down by power or heat (not idle, not a setting)
 LIMITING_BITS = 0x4 | 0x8 | 0x20 | 0x40 | 0x80

@@ -41,6 +41,7 @@ import numpy as np
 import pandas as pd
 
 from .. import units
+from ..i18n import N_, _
 from .samples import LIMITING_BITS, MonitorError, throttle_words, tidy
 
 __all__ = ["THRESHOLDS", "Summary", "summarize", "device_stats", "verdict", "identify_device", "VERDICTS"]
@@ -75,32 +76,37 @@ def verdict(util, idle_fraction=float("nan"), dram=float("nan"), tensor=float("n
     if not util == util:
         raise MonitorError("no utilisation samples: the source has no utilization.gpu / DCGM_FI_DEV_GPU_UTIL values")
     if util < t["idle"]:
-        return "idle", (f"mean GPU utilisation {_pct(util)} is below {_pct(t['idle'])}: the GPUs are held but "
-                        "almost nothing runs on them")
-    ref, ref_name, factor = (tensor, "tensor-pipe active", t["memory_ratio"]) if tensor == tensor else \
-        (sm, "SM active", 1.0)
+        return "idle", _("mean GPU utilisation {util} is below {idle}: the GPUs are held but almost nothing runs on "
+                         "them").format(util=_pct(util), idle=_pct(t["idle"]))
+    ref, ref_name, factor = (tensor, _("tensor-pipe active"), t["memory_ratio"]) if tensor == tensor else \
+        (sm, _("SM active"), 1.0)
     if dram == dram and ref == ref and dram >= t["memory_dram"] and dram >= factor * ref:
-        return "memory-bound", (f"DRAM active {_pct(dram)} against {ref_name} {_pct(ref)} (memory-bound at DRAM "
-                                f"≥ {_pct(t['memory_dram'])} and ≥ {factor:g} × {ref_name}): the kernels wait on "
-                                "device memory; more memory bandwidth helps, more FLOP/s does not")
+        return "memory-bound", _("DRAM active {dram} against {ref_name} {ref} (memory-bound at DRAM ≥ {limit} and "
+                                 "≥ {factor} × {ref_name}): the kernels wait on device memory; more memory bandwidth "
+                                 "helps, more FLOP/s does not").format(
+            dram=_pct(dram), ref_name=ref_name, ref=_pct(ref), limit=_pct(t["memory_dram"]), factor=f"{factor:g}")
     if util >= t["compute_bound"]:
         extra = ""
         if sm == sm and sm < 0.5:
-            extra = (f"; but SM active is only {_pct(sm)}: kernels run most of the time yet fill few of the SMs "
-                     "(small kernels or batches)")
+            extra = _("; but SM active is only {sm}: kernels run most of the time yet fill few of the SMs (small "
+                      "kernels or batches)").format(sm=_pct(sm))
         elif tensor == tensor:
-            extra = f"; tensor pipes active {_pct(tensor)}"
-        return "compute-bound", (f"mean GPU utilisation {_pct(util)} ≥ the source text's {_pct(t['compute_bound'])} "
-                                 f"threshold: the GPUs are kept busy{extra}")
+            extra = _("; tensor pipes active {tensor}").format(tensor=_pct(tensor))
+        return "compute-bound", _("mean GPU utilisation {util} ≥ the source text's {limit} threshold: the GPUs are "
+                                  "kept busy{extra}").format(util=_pct(util), limit=_pct(t["compute_bound"]),
+                                                             extra=extra)
     if idle_fraction == idle_fraction and idle_fraction >= t["input_idle_fraction"]:
-        return "input-bound", (f"mean GPU utilisation {_pct(util)} < {_pct(t['compute_bound'])}, and the GPUs were "
-                               f"idle (< {_pct(t['idle'])}) in {_pct(idle_fraction)} of the samples while the job "
-                               f"ran (input-bound at ≥ {_pct(t['input_idle_fraction'])}): they wait for input -- "
-                               "data loading, host code or communication")
-    idle_words = f"idle in only {_pct(idle_fraction)} of the samples" if idle_fraction == idle_fraction else "steadily"
-    return "under-used", (f"mean GPU utilisation {_pct(util)} < the source text's {_pct(t['compute_bound'])} "
-                          f"threshold, {idle_words}, with no sign of a memory limit: the work is too small to fill "
-                          "these GPUs (batch, model size, or more devices than the job needs)")
+        return "input-bound", _("mean GPU utilisation {util} < {limit}, and the GPUs were idle (< {idle}) in "
+                                "{idle_share} of the samples while the job ran (input-bound at ≥ {input_limit}): they "
+                                "wait for input -- data loading, host code or communication").format(
+            util=_pct(util), limit=_pct(t["compute_bound"]), idle=_pct(t["idle"]), idle_share=_pct(idle_fraction),
+            input_limit=_pct(t["input_idle_fraction"]))
+    idle_words = _("idle in only {share} of the samples").format(share=_pct(idle_fraction)) \
+        if idle_fraction == idle_fraction else _("steadily")
+    return "under-used", _("mean GPU utilisation {util} < the source text's {limit} threshold, {idle_words}, with no "
+                           "sign of a memory limit: the work is too small to fill these GPUs (batch, model size, or "
+                           "more devices than the job needs)").format(
+        util=_pct(util), limit=_pct(t["compute_bound"]), idle_words=idle_words)
 
 
 def identify_device(samples, device=None, catalog=None):
@@ -116,10 +122,11 @@ def identify_device(samples, device=None, catalog=None):
     detected = names.value_counts().index[0] if len(names) else ""
     note = ""
     if len(names) and names.nunique() > 1:
-        note = f"several GPU models in the samples ({', '.join(names.unique())}); sized as {detected}"
+        note = _("several GPU models in the samples ({names}); sized as {detected}").format(
+            names=", ".join(names.unique()), detected=detected)
     query = device or detected
     if not query:
-        return None, detected, "the samples do not name the GPU model; pass --device NAME to right-size"
+        return None, detected, _("the samples do not name the GPU model; pass --device NAME to right-size")
     try:
         return find(query, catalog), detected, note
     except CatalogError as exc:
@@ -166,13 +173,13 @@ def device_stats(samples, catalog_row=None, thresholds=None):
             "power_mean_w": _f(power.mean()) if len(power) else float("nan"),
             "power_max_w": _f(power.max()) if len(power) else float("nan"),
             "power_limit_w": _f(limit),
-            "power_limit_source": "recorded limit" if limit_rec == limit_rec else
-            ("catalogue TDP" if tdp == tdp else ""),
+            "power_limit_source": N_("recorded limit") if limit_rec == limit_rec else
+            (N_("catalogue TDP") if tdp == tdp else ""),
             "temperature_mean_c": _f(g["temperature_c"].mean()), "temperature_max_c": _f(g["temperature_c"].max()),
             "sm_clock_loaded_mean_hz": _f(clock_loaded.mean()) if len(clock_loaded) else float("nan"),
             "sm_clock_max_hz": _f(clock_max),
-            "sm_clock_max_source": "recorded maximum" if clock_max_rec == clock_max_rec else
-            ("highest clock seen" if clock_max == clock_max else ""),
+            "sm_clock_max_source": N_("recorded maximum") if clock_max_rec == clock_max_rec else
+            (N_("highest clock seen") if clock_max == clock_max else ""),
             "throttle_reasons": ", ".join(reasons),
             "throttle_reason_fraction": float(len(limiting) / len(masks)) if len(masks) else float("nan"),
         }
@@ -199,30 +206,36 @@ def device_stats(samples, catalog_row=None, thresholds=None):
 def _throttling(stats, t):
     """Findings in words: clocks held down under load, heat, power cap (one dict per GPU and cause)."""
     out = []
-    for _, r in stats.iterrows():
+    for _index, r in stats.iterrows():
         who = f"{r['host']}/GPU{r['gpu']}" if r["host"] else f"GPU{r['gpu']}"
         reasons = r["throttle_reasons"]
         if r["clock_held_fraction"] == r["clock_held_fraction"] and r["clock_held_fraction"] >= t["throttle_share"]:
             out.append({"gpu": who, "cause": "clocks", "text":
-                        f"{who}: SM clock under load averaged {r['sm_clock_loaded_mean_hz'] / units.GIGA:.2f} GHz, "
-                        f"{_pct(r['clock_fraction'])} of its {r['sm_clock_max_hz'] / units.GIGA:.2f} GHz "
-                        f"{r['sm_clock_max_source']}; below {_pct(t['throttle_clock'])} in "
-                        f"{_pct(r['clock_held_fraction'])} of the loaded samples"
-                        + (f" (driver's reasons: {reasons})" if reasons else "")})
+                        _("{gpu}: SM clock under load averaged {clock} GHz, {share} of its {max_clock} GHz "
+                          "{max_source}; below {limit} in {held} of the loaded samples").format(
+                            gpu=who, clock=f"{r['sm_clock_loaded_mean_hz'] / units.GIGA:.2f}",
+                            share=_pct(r["clock_fraction"]), max_clock=f"{r['sm_clock_max_hz'] / units.GIGA:.2f}",
+                            max_source=_(r["sm_clock_max_source"]) if r["sm_clock_max_source"] else "",
+                            limit=_pct(t["throttle_clock"]), held=_pct(r["clock_held_fraction"]))
+                        + (_(" (driver's reasons: {reasons})").format(reasons=", ".join(_(w) for w in reasons.split(", ")))
+                           if reasons else "")})
         thermal = "thermal" in reasons
         if (r["temperature_max_c"] == r["temperature_max_c"] and r["temperature_max_c"] >= t["hot_c"]) or thermal:
             out.append({"gpu": who, "cause": "temperature", "text":
-                        f"{who}: reached {r['temperature_max_c']:.0f} °C (≥ {t['hot_c']:.0f} °C in "
-                        f"{_pct(r['hot_fraction'])} of the samples)"
-                        + (", thermal slowdown reported" if thermal else "")
-                        + ": check the cooling and airflow -- the source text's cooling mistake (no room left for "
-                          "cooling) made devices slow down"})
+                        _("{gpu}: reached {max_c} °C (≥ {hot_c} °C in {share} of the samples)").format(
+                            gpu=who, max_c=f"{r['temperature_max_c']:.0f}", hot_c=f"{t['hot_c']:.0f}",
+                            share=_pct(r["hot_fraction"]))
+                        + (_(", thermal slowdown reported") if thermal else "")
+                        + _(": check the cooling and airflow -- the source text's cooling mistake (no room left for "
+                            "cooling) made devices slow down")})
         if ("power" in reasons) or (r["power_capped_fraction"] == r["power_capped_fraction"]
                                      and r["power_capped_fraction"] >= t["throttle_share"]):
             out.append({"gpu": who, "cause": "power cap", "text":
-                        f"{who}: at its power limit ({r['power_limit_w']:.0f} W, {r['power_limit_source']}) in "
-                        f"{_pct(r['power_capped_fraction'])} of the loaded samples"
-                        + (", power cap reported by the driver" if "power" in reasons else "")})
+                        _("{gpu}: at its power limit ({limit} W, {limit_source}) in {share} of the loaded "
+                          "samples").format(gpu=who, limit=f"{r['power_limit_w']:.0f}",
+                                            limit_source=_(r["power_limit_source"]) if r["power_limit_source"] else "",
+                                            share=_pct(r["power_capped_fraction"]))
+                        + (_(", power cap reported by the driver") if "power" in reasons else "")})
     return out
 
 
@@ -317,8 +330,8 @@ def summarize(samples, device=None, catalog=None, thresholds=None, source=None):
                         overall["sm_active_mean"], t)
     if overall["util_spread"] >= 0.3 and len(stats) > 1:
         busiest = stats.loc[per_gpu_mean.idxmax()]
-        reason += (f". The load is uneven: GPU{busiest['gpu']} averages {_pct(busiest['util_mean'])}, the least busy "
-                   f"{_pct(per_gpu_mean.min())}")
+        reason += _(". The load is uneven: GPU{gpu} averages {busiest}, the least busy {least}").format(
+            gpu=busiest["gpu"], busiest=_pct(busiest["util_mean"]), least=_pct(per_gpu_mean.min()))
     src = source or given or ", ".join(sorted(samples["source"].unique()))
     return Summary(devices=stats, effective_devices=float(per_gpu_mean.sum()), mean_utilization=mean_util,
                    util_p50=float(pooled.quantile(0.5)), util_p95=float(pooled.quantile(0.95)), idle_fraction=idle,

@@ -29,6 +29,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..i18n import _
+
 from .samples import MonitorError
 
 __all__ = ["Topology", "parse_topology_text", "read_topology", "LINK_RANK", "LINK_WORDS"]
@@ -185,16 +187,16 @@ def topology_warnings(topo):
     far = links[links["link"].isin(["SYS", "SOC"])]
     if len(far):
         out.append({"severity": "warning", "topic": "GPU pairs across sockets",
-                    "text": f"{len(far)} GPU pair(s) talk across CPU sockets without NVLink (SYS): "
-                            f"{_pairs_text(zip(far['a'], far['b']))}. Their all-reduces cross the inter-socket "
-                            "link; keep tensor-parallel groups among NVLink-connected GPUs, or use a system whose "
-                            "GPUs are all NVLink-connected."})
+                    "text": _("{n} GPU pair(s) talk across CPU sockets without NVLink (SYS): {pairs}. Their "
+                              "all-reduces cross the inter-socket link; keep tensor-parallel groups among "
+                              "NVLink-connected GPUs, or use a system whose GPUs are all NVLink-connected.").format(
+                        n=len(far), pairs=_pairs_text(zip(far["a"], far["b"])))})
     mid = links[links["link"].isin(["PHB", "NODE"])]
     if len(mid):
         out.append({"severity": "note", "topic": "GPU pairs through the CPU",
-                    "text": f"{len(mid)} GPU pair(s) without NVLink go through the CPU's host bridges (PHB/NODE): "
-                            f"{_pairs_text(zip(mid['a'], mid['b']))}; peer-to-peer traffic between them is "
-                            "limited by PCIe."})
+                    "text": _("{n} GPU pair(s) without NVLink go through the CPU's host bridges (PHB/NODE): "
+                              "{pairs}; peer-to-peer traffic between them is limited by PCIe.").format(
+                        n=len(mid), pairs=_pairs_text(zip(mid["a"], mid["b"])))})
     nics = topo.nic_devices
     if nics:
         for gpu in topo.gpus:
@@ -203,13 +205,14 @@ def topology_warnings(topo):
             name = f"{best} ({topo.nics[best]})" if best in topo.nics else best
             if code in ("SYS", "SOC"):
                 out.append({"severity": "warning", "topic": "GPU far from its NIC",
-                            "text": f"{gpu} is far from every NIC: the nearest, {name}, is across the CPU sockets "
-                                    "(SYS). GPUDirect RDMA traffic of this GPU crosses the socket link; give each "
-                                    "socket its own NIC, on the GPUs' PCIe switch (PIX/PXB)."})
+                            "text": _("{gpu} is far from every NIC: the nearest, {nic}, is across the CPU sockets "
+                                      "(SYS). GPUDirect RDMA traffic of this GPU crosses the socket link; give each "
+                                      "socket its own NIC, on the GPUs' PCIe switch (PIX/PXB).").format(gpu=gpu,
+                                                                                                        nic=name)})
             elif code in ("PHB", "NODE"):
                 out.append({"severity": "note", "topic": "GPU far from its NIC",
-                            "text": f"{gpu}'s nearest NIC, {name}, is reached through the CPU ({code}), not a "
-                                    "shared PCIe switch."})
+                            "text": _("{gpu}'s nearest NIC, {nic}, is reached through the CPU ({code}), not a "
+                                      "shared PCIe switch.").format(gpu=gpu, nic=name, code=code)})
     aff = topo.affinity
     if len(aff) and aff["numa_affinity"].notna().any():
         known = aff[aff["numa_affinity"].fillna("N/A") != "N/A"]
@@ -218,9 +221,10 @@ def topology_warnings(topo):
             parts = []
             for node, part in groups:
                 cpus = part["cpu_affinity"].iloc[0]
-                parts.append(f"{', '.join(part['device'])} -> NUMA node {node} (CPUs {cpus}; "
-                             f"numactl --cpunodebind={node} --membind={node})")
+                parts.append(_("{devices} -> NUMA node {node} (CPUs {cpus}; {command})").format(
+                    devices=", ".join(part["device"]), node=node, cpus=cpus,
+                    command=f"numactl --cpunodebind={node} --membind={node}"))
             out.append({"severity": "note", "topic": "NUMA binding",
-                        "text": "the GPUs hang off different NUMA nodes; bind each GPU's process (and its data "
-                                "loader) to that GPU's node: " + "; ".join(parts) + "."})
+                        "text": _("the GPUs hang off different NUMA nodes; bind each GPU's process (and its data "
+                                  "loader) to that GPU's node: {bindings}.").format(bindings="; ".join(parts))})
     return out

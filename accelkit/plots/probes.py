@@ -8,6 +8,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import units
+from ..i18n import _
+from ..probes.results import note_text as _probe_note
 from ._common import PALETTE, empty_figure, layout
 
 __all__ = ["probe_vs_datasheet_bar", "matmul_shapes_chart", "precision_chart", "utilization_chart"]
@@ -31,45 +33,49 @@ def probe_vs_datasheet_bar(results, title=None):
     publishes no figure for that format.
     """
     device = results["device_name"].iloc[0] if len(results) else ""
-    title = title or f"Measured vs datasheet on {device}" if device else "Measured vs datasheet"
+    title = title or _("Measured vs datasheet on {device}").format(device=device) if device else \
+        _("Measured vs datasheet")
     matmul = _best(results, "matmul")
     memory = results[results["probe"].isin(["memory_copy", "memory_read", "host_to_device", "device_to_host"])
                      & results["measured"].notna()]
     if matmul.empty and memory.empty:
-        return empty_figure("No measured figures in these results", title)
+        return empty_figure(_("No measured figures in these results"), title)
     matmul = matmul.assign(order=matmul["dtype"].map({d: i for i, d in enumerate(_DTYPE_ORDER)})).sort_values("order")
     fig = make_subplots(rows=1, cols=2, column_widths=[0.62, 0.38], horizontal_spacing=0.12,
-                        subplot_titles=("matmul, best shape [TFLOP/s, TOP/s for int8]", "memory bandwidth [GB/s]"))
+                        subplot_titles=(_("matmul, best shape [TFLOP/s, TOP/s for int8]"),
+                                        _("memory bandwidth [GB/s]")))
     for col, data, scale in ((1, matmul, units.TERA), (2, memory, units.GIGA)):
         if data.empty:
             continue
-        labels = (data["dtype"] if col == 1 else data["probe"].str.replace("_", " ")).tolist()
-        ratio_text = [f"{r:.0%}" if np.isfinite(r) else "no datasheet" for r in data["ratio"].astype(float)]
+        labels = (data["dtype"] if col == 1 else data["probe"].str.replace("_", " ").map(_)).tolist()
+        ratio_text = [f"{r:.0%}" if np.isfinite(r) else _("no datasheet") for r in data["ratio"].astype(float)]
         fig.add_trace(go.Bar(
-            x=labels, y=data["measured"] / scale, name="measured", marker_color=PALETTE[0],
+            x=labels, y=data["measured"] / scale, name=_("measured"), marker_color=PALETTE[0],
             text=ratio_text, textposition="outside", showlegend=col == 1, legendgroup="measured",
-            customdata=np.stack([data["shape"], data["note"].str.slice(0, 120)], axis=-1),
-            hovertemplate="%{x}: %{y:,.3g}<br>shape %{customdata[0]}<br>%{customdata[1]}<extra>measured</extra>",
+            customdata=np.stack([data["shape"], data["note"].map(_probe_note).str.slice(0, 120)], axis=-1),
+            hovertemplate="%{x}: %{y:,.3g}<br>" + _("shape {shape}").format(shape="%{customdata[0]}")
+            + "<br>%{customdata[1]}<extra>" + _("measured") + "</extra>",
         ), row=1, col=col)
         fig.add_trace(go.Bar(
-            x=labels, y=data["datasheet"] / scale, name="datasheet (dense peak)", marker_color="#bbbbbb",
+            x=labels, y=data["datasheet"] / scale, name=_("datasheet (dense peak)"), marker_color="#bbbbbb",
             showlegend=col == 1, legendgroup="datasheet",
-            hovertemplate="%{x}: %{y:,.3g}<extra>datasheet</extra>",
+            hovertemplate="%{x}: %{y:,.3g}<extra>" + _("datasheet") + "</extra>",
         ), row=1, col=col)
     fig.update_layout(barmode="group")
     fig.update_yaxes(type="log", title_text="TFLOP/s", row=1, col=1)
     fig.update_yaxes(type="log", title_text="GB/s", row=1, col=2)
     if results["datasheet"].isna().all():
-        fig.add_annotation(text="no datasheet figures: this device is not in the catalogue", showarrow=False,
+        fig.add_annotation(text=_("no datasheet figures: this device is not in the catalogue"), showarrow=False,
                            x=0.5, y=1.12, xref="paper", yref="paper", font={"size": 11, "color": "#a33"})
     return layout(fig, title, height=440)
 
 
-def matmul_shapes_chart(results, title="Matmul throughput by shape"):
+def matmul_shapes_chart(results, title=None):
     """Measured matmul TFLOP/s for every shape tried, one line per dtype (why MAMF sweeps shapes)."""
+    title = title or _("Matmul throughput by shape")
     data = results[(results["probe"] == "matmul") & results["measured"].notna()]
     if data.empty:
-        return empty_figure("No matmul figures in these results", title)
+        return empty_figure(_("No matmul figures in these results"), title)
     fig = go.Figure()
     for i, dtype in enumerate([d for d in _DTYPE_ORDER if d in set(data["dtype"])]):
         group = data[data["dtype"] == dtype]
@@ -78,51 +84,54 @@ def matmul_shapes_chart(results, title="Matmul throughput by shape"):
             marker={"color": PALETTE[i % len(PALETTE)], "size": 9},
             hovertemplate=f"{dtype} %{{x}}: %{{y:,.3g}} T{'OP' if dtype == 'int8' else 'FLOP'}/s<extra></extra>",
         ))
-    fig.update_xaxes(title="shape M x N x K", type="category")
-    fig.update_yaxes(title="measured [TFLOP/s, TOP/s for int8]", type="log")
+    fig.update_xaxes(title=_("shape M x N x K"), type="category")
+    fig.update_yaxes(title=_("measured [TFLOP/s, TOP/s for int8]"), type="log")
     return layout(fig, title, height=380)
 
 
-def precision_chart(table, title="Lower precision: speed-up against error"):
+def precision_chart(table, title=None):
     """Speed-up against fp32 (x) and relative L2 error (y, log) per model and format.
 
     ``table`` is :func:`accelkit.probes.precision_table`'s output. fp32 sits at
     speed-up 1 with no error and is left off the log axis.
     """
+    title = title or _("Lower precision: speed-up against error")
     data = table[(table["dtype"] != "fp32") & table["speedup_vs_fp32"].notna() & (table["rel_l2_error"] > 0)]
     if data.empty:
-        return empty_figure("No lower-precision results to compare", title)
+        return empty_figure(_("No lower-precision results to compare"), title)
     fig = go.Figure()
     symbols = {"mlp": "circle", "transformer": "diamond"}
     for i, dtype in enumerate([d for d in _DTYPE_ORDER if d in set(data["dtype"])]):
         group = data[data["dtype"] == dtype]
         fig.add_trace(go.Scatter(
             x=group["speedup_vs_fp32"], y=group["rel_l2_error"], mode="markers+text", name=dtype,
-            text=group["model"], textposition="top center",
+            text=group["model"].map(_), textposition="top center",
             marker={"size": 12, "color": PALETTE[(i + 1) % len(PALETTE)],
                     "symbol": [symbols.get(m, "square") for m in group["model"]]},
-            hovertemplate="%{text}: %{x:.2f}x fp32 speed, relative error %{y:.2e}<extra>" + dtype + "</extra>",
+            hovertemplate=_("{model}: {speedup}x fp32 speed, relative error {error}").format(
+                model="%{text}", speedup="%{x:.2f}", error="%{y:.2e}") + "<extra>" + dtype + "</extra>",
         ))
     fig.add_vline(x=1.0, line={"dash": "dot", "color": "#999"})
-    fig.update_xaxes(title="speed-up against fp32 [x] (right of the dotted line = faster)")
-    fig.update_yaxes(title="relative L2 error against fp32", type="log")
+    fig.update_xaxes(title=_("speed-up against fp32 [x] (right of the dotted line = faster)"))
+    fig.update_yaxes(title=_("relative L2 error against fp32"), type="log")
     return layout(fig, title, height=380)
 
 
-def utilization_chart(samples, reason="", title="GPU utilisation while the probes ran (NVML)"):
+def utilization_chart(samples, reason="", title=None):
     """NVML samples over time: GPU busy %, memory busy % and power (W, right axis)."""
+    title = title or _("GPU utilisation while the probes ran (NVML)")
     frame = pd.DataFrame(samples or [])
     if frame.empty:
-        return empty_figure(reason or "No utilisation samples (no NVIDIA GPU / NVML here)", title)
+        return empty_figure(reason or _("No utilisation samples (no NVIDIA GPU / NVML here)"), title)
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["gpu_util_pct"], name="GPU busy [%]", line={"color": PALETTE[0]}))
-    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["memory_util_pct"], name="memory busy [%]",
+    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["gpu_util_pct"], name=_("GPU busy [%]"), line={"color": PALETTE[0]}))
+    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["memory_util_pct"], name=_("memory busy [%]"),
                              line={"color": PALETTE[1]}))
-    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["power_w"], name="power [W]", line={"color": PALETTE[3],
+    fig.add_trace(go.Scatter(x=frame["t_s"], y=frame["power_w"], name=_("power [W]"), line={"color": PALETTE[3],
                                                                                        "dash": "dot"}),
                   secondary_y=True)
-    fig.add_hline(y=70, line={"dash": "dash", "color": "#999"}, annotation_text="70 %: fed / compute-bound")
-    fig.update_xaxes(title="time [s]")
-    fig.update_yaxes(title_text="busy [%]", range=[0, 105], secondary_y=False)
-    fig.update_yaxes(title_text="power [W]", secondary_y=True)
+    fig.add_hline(y=70, line={"dash": "dash", "color": "#999"}, annotation_text=_("70 %: fed / compute-bound"))
+    fig.update_xaxes(title=_("time [s]"))
+    fig.update_yaxes(title_text=_("busy [%]"), range=[0, 105], secondary_y=False)
+    fig.update_yaxes(title_text=_("power [W]"), secondary_y=True)
     return layout(fig, title, height=360)

@@ -12,7 +12,8 @@ and the projections can read a person's measurements on a machine without torch.
 * :func:`calibration` -- measured/datasheet ratios for the projections;
   :func:`calibrated_utilization` -- one of them, with its source in words;
 * :func:`precision_table` -- the precision probe pivoted, one row per (model, dtype);
-* :func:`format_value` / :func:`display_table` -- SI prefixes for people.
+* :func:`format_value` / :func:`display_table` -- SI prefixes for people; :func:`note_text` -- a saved
+  note in the language in use.
 
 Units are SI throughout: FLOP/s (OP/s for integer formats), bytes/s, seconds, watts.
 """
@@ -22,11 +23,13 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import math
+import re
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..i18n import N_, _
 from ..projection.calibration import calibration  # noqa: F401 (re-exported: probes.calibration)
 from ..vocabulary import MATMUL_DTYPES
 from ..numbers import SI_PREFIXES
@@ -34,7 +37,7 @@ from ..units import MILLI, PETA, s_to_ms, seconds_to_us
 
 __all__ = ["COLUMNS", "MATMUL_DTYPES", "PRECISION_MODES", "RESULTS_FORMAT", "RESULTS_VERSION", "save_results",
            "results_json", "load_results", "results_from_text", "example_results", "load_example_results", "calibration", "calibrated_utilization",
-           "precision_table", "format_value", "display_table"]
+           "precision_table", "format_value", "display_table", "note_text"]
 
 #: columns of every probe result frame, in order
 COLUMNS = [
@@ -300,3 +303,89 @@ def display_table(results, max_note=90):
         "note": [n if len(n) <= max_note else n[: max_note - 1] + "…" for n in results["note"].astype(str)],
     })
     return out
+
+
+#: the parts of a probe's note as it saves them ("; " between parts), and their wording for a
+#: person; numbers and code are kept, a part of any other form is shown as saved
+_NOTES = (
+    (r"median of (?P<n>\d+) calls", N_("median of {n} calls")),
+    (r"median of (?P<n>\d+) batches", N_("median of {n} batches")),
+    (r"best of (?P<n>\d+) shapes \(MAMF\)", N_("best of {n} shapes (MAMF)")),
+    (r"fp32 \(reference\)", N_("fp32 (reference)")),
+    (r"torch\.autocast\((?P<device>[^,]+), (?P<torch_dtype>[\w.]+)\): matmuls in (?P<mode>\w+), accumulation and "
+     r"norms in fp32", N_("torch.autocast({device}, {torch_dtype}): matmuls in {mode}, accumulation and norms in fp32")),
+    (r"not run: torch's dynamic int8 quantisation \(torch\.ao\) runs on the CPU only",
+     N_("not run: torch's dynamic int8 quantisation (torch.ao) runs on the CPU only")),
+    (r"cosine similarity of y and y_fp32", N_("cosine similarity of y and y_fp32")),
+    (r"pinned host memory", N_("pinned host memory")),
+    (r"pageable host memory", N_("pageable host memory")),
+    (r"bytes per second one way", N_("bytes per second one way")),
+    (r"dst\.copy_\(src\): bytes read \+ bytes written per second \(STREAM Copy counting\)",
+     N_("dst.copy_(src): bytes read + bytes written per second (STREAM Copy counting)")),
+    (r"src\.sum\(\): bytes read per second", N_("src.sum(): bytes read per second")),
+    (r"NVML 'gpu' = % of time a kernel was running \(busy, not % of peak\)",
+     N_("NVML 'gpu' = % of time a kernel was running (busy, not % of peak)")),
+    (r"> (?P<n>\d+) % while training = compute-bound, low = starved by input",
+     N_("> {n} % while training = compute-bound, low = starved by input")),
+    (r"NVML 'memory' = % of time device memory was read or written",
+     N_("NVML 'memory' = % of time device memory was read or written")),
+    (r"mean board power \(NVML\)", N_("mean board power (NVML)")),
+    (r"(?P<n>\d+) samples during the matmul probe", N_("{n} samples during the matmul probe")),
+    (r"no samples", N_("no samples")),
+    (r"not in the catalogue", N_("not in the catalogue")),
+    (r"closest: (?P<names>.+)", N_("closest: {names}")),
+    (r"ambiguous in the catalogue: (?P<names>.+)", N_("ambiguous in the catalogue: {names}")),
+    (r"larger shapes skipped in this mode: (?P<shapes>.+) \(about (?P<seconds>[\d.]+) s a call\)",
+     N_("larger shapes skipped in this mode: {shapes} (about {seconds} s a call)")),
+    (r"CPUs without FP8 units convert the inputs, so this is not a hardware FP8 rate",
+     N_("CPUs without FP8 units convert the inputs, so this is not a hardware FP8 rate")),
+    (r"torch\._int_mm int8 x int8 -> int32 \(CPU kernel; the catalogue's int8 figures are for matrix engines\)",
+     N_("torch._int_mm int8 x int8 -> int32 (CPU kernel; the catalogue's int8 figures are for matrix engines)")),
+    (r"no GPU utilisation on the CPU: (?P<reason>.+)", N_("no GPU utilisation on the CPU: {reason}")),
+    (r"NVML not available \((?P<detail>[^)]*)\): no NVIDIA driver on this machine",
+     N_("NVML not available ({detail}): no NVIDIA driver on this machine")),
+    (r"NVML is NVIDIA-only", N_("NVML is NVIDIA-only")),
+    (r"use rocm-smi for AMD GPUs", N_("use rocm-smi for AMD GPUs")),
+    (r"not applicable: the probed device is the CPU, so there is no host-device copy",
+     N_("not applicable: the probed device is the CPU, so there is no host-device copy")),
+    (r"not run: fp16 autocast is a GPU mode here \(CPUs without fp16 matrix units emulate it\)",
+     N_("not run: fp16 autocast is a GPU mode here (CPUs without fp16 matrix units emulate it)")),
+    (r"bf16 autocast and int8 cover the CPU", N_("bf16 autocast and int8 cover the CPU")),
+    (r"not supported: TF32 is a tensor-core mode of NVIDIA \(Ampere and later\) and AMD GPUs",
+     N_("not supported: TF32 is a tensor-core mode of NVIDIA (Ampere and later) and AMD GPUs")),
+    (r"CPU and MPS matmuls run in fp32", N_("CPU and MPS matmuls run in fp32")),
+    (r"torch\.ao\.quantization\.quantize_dynamic: nn\.Linear weights int8 \(per tensor\), activations quantised "
+     r"per batch", N_("torch.ao.quantization.quantize_dynamic: nn.Linear weights int8 (per tensor), activations "
+                      "quantised per batch")),
+    (r"attention projections stay fp32", N_("attention projections stay fp32")),
+    (r"no GPU found by torch \(torch\.cuda\.is_available\(\) is False\): the probes ran on the CPU",
+     N_("no GPU found by torch (torch.cuda.is_available() is False): the probes ran on the CPU")),
+    (r"the probes ran on the CPU \(asked for\)", N_("the probes ran on the CPU (asked for)")),
+)
+
+
+def _parts(text):
+    """``text`` split at "; " outside parentheses."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += (char == "(") - (char == ")")
+        if depth == 0 and text.startswith("; ", i):
+            parts.append(text[start:i])
+            start = i + 2
+    return parts + [text[start:]]
+
+
+def note_text(note):
+    """A saved probe note in the language in use, part by part (a part of unknown form is kept)."""
+    parts = []
+    for part in _parts(str(note)):
+        for pattern, message in _NOTES:
+            found = re.fullmatch(pattern, part)
+            if found:
+                values = found.groupdict()
+                if "reason" in values:
+                    values["reason"] = note_text(values["reason"])
+                part = _(message).format(**values)
+                break
+        parts.append(part)
+    return "; ".join(parts)

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from .. import plots, units
+from ..i18n import N_, _
 from . import controls as C
 from ._base import CSS, Panel, table_html
 
@@ -17,12 +18,43 @@ __all__ = ["ValidationPanel"]
 #: the kinds a person can filter on: every kind of accelkit validate but the microbenchmarks
 _CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training", "serving_load_ttft",
                "serving_load_tpot", "serving_expert_parallel")
+#: how a category is named on screen (English: its identifier, as before)
+CATEGORY_LABELS = {c: c for c in (N_("decode_batch1"), N_("fixed_batch_throughput"), N_("max_throughput"), N_("ttft"),
+                                  N_("training"), N_("serving_load_ttft"), N_("serving_load_tpot"),
+                                  N_("serving_expert_parallel"), N_("all"))}
+#: the halves of the published cases
+_SPLITS = (N_("all"), N_("fit"), N_("holdout"))
+
+
+#: column headers of the page's tables (built with these English names, shown through _())
+_HEADERS = (N_("category"), N_("cases"), N_("error (all)"), N_("error (fit)"), N_("error (holdout)"),
+            N_("median ratio"), N_("worst case"), N_("worst ratio"), N_("case"), N_("half"), N_("device"), N_("model"),
+            N_("metric"), N_("measured"), N_("projected"), N_("speed ratio"), N_("source"), N_("what"),
+            N_("prompt tokens"), N_("measured [ms]"), N_("projected [ms]"), N_("range [ms]"), N_("inside"),
+            N_("micro-batch × sequence"), N_("step [s] measured"), N_("projected [s]"), N_("range [s]"),
+            N_("MFU measured"), N_("MFU projected"), N_("bf16 matmul [% of peak]"), N_("memory [% of peak]"),
+            N_("bf16 source"), N_("memory source"))
+
+
+def _table(frame, formats=None, **kwargs):
+    """:func:`table_html` with the headers in the language in use (``formats`` keyed by the English names)."""
+    shown = frame.rename(columns={c: _(c) for c in frame.columns})
+    return table_html(shown, {_(k): f for k, f in (formats or {}).items()}, **kwargs)
+
+
+def _yes_no(flags):
+    return np.where(flags, _("yes"), _("no"))
+
+
+def category_label(category):
+    """A validation category (or "all") in the language in use."""
+    return _(category) if category in CATEGORY_LABELS else category
 
 
 class ValidationPanel(Panel):
     """Every published measurement next to the engine's projection of it."""
 
-    title = "How far to trust these numbers"
+    title = N_("How far to trust these numbers")
 
     def __init__(self, scenario=None, categories=(), split="all", device=""):
         super().__init__(scenario)
@@ -30,24 +62,31 @@ class ValidationPanel(Panel):
 
         # projecting every case takes a few seconds: once, then the controls only filter
         self.results = V.validate()
-        devices = ["(all)"] + sorted(set(self.results["device"]))
+        devices = [(_("(all)"), "(all)")] + [(d, d) for d in sorted(set(self.results["device"]))]
         self.controls = {
-            "categories": C.multi_choice("categories", _CATEGORIES, tuple(categories), rows=7,
-                                         tooltip="none selected: every category"),
-            "split": C.choice("half", ["all", "fit", "holdout"], split, width="200px",
-                              tooltip="fit: the cases the fitted constants were set on; holdout: never fitted"),
-            "device": C.choice("device", devices, device if device in devices else "(all)", width="300px"),
+            "categories": C.multi_choice(_("categories"), [(category_label(c), c) for c in _CATEGORIES],
+                                         tuple(categories), rows=7, tooltip=_("none selected: every category")),
+            "split": C.choice(_("half"), [(_(h), h) for h in _SPLITS], split, width="200px",
+                              tooltip=_("fit: the cases the fitted constants were set on; holdout: never fitted")),
+            "device": C.choice(_("device"), devices, device if device in set(self.results["device"]) else "(all)",
+                               width="300px"),
         }
         self.start()
 
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
-        return W.VBox([W.HTML(CSS), W.HBox([C.group("Show", [c["categories"], c["split"], c["device"]])]),
-                       self.message, self.summary, t["summary"], f["chart"], W.HTML("<h4>Every case</h4>"), t["cases"],
-                       W.HTML("<h4>On a GPU of our own (accelkit probe --llm, data/probe_results/llm)</h4>"), t["own"],
-                       W.HTML("<h4>Training steps on that GPU, plain eager PyTorch (accelkit probe --train)</h4>"),
+        def h4(text):
+            return W.HTML(f"<h4>{text}</h4>")
+
+        return W.VBox([W.HTML(CSS), W.HBox([C.group(_("Show"), [c["categories"], c["split"], c["device"]])]),
+                       self.message, self.summary, t["summary"], f["chart"], h4(_("Every case")), t["cases"],
+                       h4(_("On a GPU of our own ({command}, {folder})").format(command="accelkit probe --llm",
+                                                                            folder="data/probe_results/llm")),
+                       t["own"],
+                       h4(_("Training steps on that GPU, plain eager PyTorch ({command})").format(
+                           command="accelkit probe --train")),
                        t["trained"],
-                       W.HTML("<h4>The efficiencies behind the projections</h4>"), t["efficiency"]])
+                       h4(_("The efficiencies behind the projections")), t["efficiency"]])
 
     def selected(self):
         """The cases the controls show."""
@@ -66,35 +105,39 @@ class ValidationPanel(Panel):
 
         shown = self.selected()
         if shown.empty:
-            raise ValueError("no published measurement matches these filters; choose another device or category")
+            raise ValueError(_("no published measurement matches these filters; choose another device or category"))
         whole = V.summary(self.results).set_index("category")
         part = V.summary(shown)
         worst = shown.loc[np.abs(np.log(shown["ratio"])).idxmax()]
         fitted = constants_table()
         fitted = fitted[fitted["how_set"].str.contains("fit split")]
         summary = [
-            f"{len(self.results)} published measurements (MLPerf-style serving tables, TensorRT-LLM, vLLM, lmdeploy, "
-            f"gpt-fast, Megatron-LM, llm-foundry, torchtitan, MaxText, NeMo) are projected by the same engine every "
-            f"chapter uses. Over all of them the projection is off by {whole.loc['all', 'gm_error']:.1%} in "
-            f"geometric mean; on the held-out half, which no constant was fitted to, by "
-            f"{whole.loc['all', 'gm_error_holdout']:.1%}.",
-            f"Shown here: {len(shown)} case(s), {V.geometric_mean_error(shown['ratio']):.1%} geometric-mean error; the worst is "
-            f"{worst['case_id']} ({worst['device']}, {worst['model']}): projected {worst['ratio']:.2f}× the measured "
-            "speed.",
-            f"Where the efficiencies come from: published matmul, memory-bandwidth and all-reduce measurements "
-            f"(data/efficiency.csv); {len(fitted)} constants no datasheet gives (per-step overheads, how far GEMMs "
-            "fall short of the best shape, overlap) were fitted on the fit half only. A device without its own "
-            "measurement borrows its architecture's or vendor's, and its range shows their spread.",
-            "Every projected figure elsewhere carries a range: the efficiencies' spread widened by the error this "
-            "page measures for that kind of figure.",
+            _("{n} published measurements ({sources}) are projected by the same engine every chapter uses. Over all "
+              "of them the projection is off by {error} in geometric mean; on the held-out half, which no constant "
+              "was fitted to, by {error_holdout}.").format(
+                n=len(self.results), sources=_("MLPerf-style serving tables") + ", TensorRT-LLM, vLLM, lmdeploy, "
+                "gpt-fast, Megatron-LM, llm-foundry, torchtitan, MaxText, NeMo",
+                error=f"{whole.loc['all', 'gm_error']:.1%}", error_holdout=f"{whole.loc['all', 'gm_error_holdout']:.1%}"),
+            _("Shown here: {n} case(s), {error} geometric-mean error; the worst is {case} ({device}, {model}): "
+              "projected {ratio}× the measured speed.").format(
+                n=len(shown), error=f"{V.geometric_mean_error(shown['ratio']):.1%}", case=worst["case_id"],
+                device=worst["device"], model=worst["model"], ratio=f"{worst['ratio']:.2f}"),
+            _("Where the efficiencies come from: published matmul, memory-bandwidth and all-reduce measurements "
+              "({file}); {n} constants no datasheet gives (per-step overheads, how far GEMMs fall short of the best "
+              "shape, overlap) were fitted on the fit half only. A device without its own measurement borrows its "
+              "architecture's or vendor's, and its range shows their spread.").format(
+                file="data/efficiency.csv", n=len(fitted)),
+            _("Every projected figure elsewhere carries a range: the efficiencies' spread widened by the error this "
+              "page measures for that kind of figure."),
         ]
         part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "median_ratio",
                            "worst_case", "worst_ratio"]].copy()
         part_shown.columns = ["category", "cases", "error (all)", "error (fit)", "error (holdout)", "median ratio",
                               "worst case", "worst ratio"]
+        part_shown["category"] = part_shown["category"].map(category_label)
         pct = "{:.1%}".format
         cases = pd.DataFrame({
-            "case": shown["case_id"], "half": shown["split"], "device": shown["device"],
+            "case": shown["case_id"], "half": shown["split"].map(_), "device": shown["device"],
             "model": shown["model"], "metric": shown["metric"],
             "measured": [f"{v:.4g} {u}" for v, u in zip(shown["value"], shown["unit"])],
             "projected": [f"{p:.4g} {u}" for p, u in zip(shown["predicted"], shown["unit"])],
@@ -108,47 +151,50 @@ class ValidationPanel(Panel):
 
         local = local_checks()
         if len(local):
-            summary.append(
-                f"And on a GPU of our own: {len(local)} decode and prefill times measured with accelkit probe --llm "
-                f"on {', '.join(sorted(set(local['device'])))} ({', '.join(sorted(set(local['model'])))}), projected "
-                f"by the same engine: {V.geometric_mean_error(local['ratio']):.1%} geometric-mean error, "
-                f"{int(local['inside_range'].sum())} of {len(local)} inside the projected range (table below).")
+            summary.append(_(
+                "And on a GPU of our own: {n} decode and prefill times measured with {command} on {devices} "
+                "({models}), projected by the same engine: {error} geometric-mean error, {inside} of {n} inside the "
+                "projected range (table below).").format(
+                    n=len(local), command="accelkit probe --llm", devices=", ".join(sorted(set(local["device"]))),
+                    models=", ".join(sorted(set(local["model"]))),
+                    error=f"{V.geometric_mean_error(local['ratio']):.1%}", inside=int(local["inside_range"].sum())))
         own = pd.DataFrame({
             "device": local["device"], "model": local["model"],
-            "what": [("time per output token, batch " if m == "tpot_s" else "prefill, batch ") + str(b)
-                     for m, b in zip(local["metric"], local["batch_size"])],
+            "what": [(_("time per output token, batch {batch}") if m == "tpot_s" else _("prefill, batch {batch}"))
+                     .format(batch=b) for m, b in zip(local["metric"], local["batch_size"])],
             "prompt tokens": local["input_tokens"],
             "measured [ms]": units.s_to_ms(local["measured"]), "projected [ms]": units.s_to_ms(local["projected"]),
             "range [ms]": [f"{units.s_to_ms(lo):.3g}-{units.s_to_ms(hi):.3g}" for lo, hi in
                            zip(local["projected_low"], local["projected_high"])],
-            "inside": np.where(local["inside_range"], "yes", "no"),
+            "inside": _yes_no(local["inside_range"]),
         })
         trained = local_training_checks()
         if len(trained):
-            summary.append(
-                f"Training on the same GPU, in plain eager PyTorch (accelkit probe --train, "
-                f"{', '.join(sorted(set(trained['model'])))}): {int(trained['inside_range'].sum())} of {len(trained)} "
-                f"steps inside the range; the others took up to {trained['ratio'].max():.2f}x the projected time -- "
-                "the engine's constants come from tuned frameworks (fused kernels), so small models and micro-batches "
-                "show what an unfused stack costs. The measured MFU is what a scenario takes as utilization.")
+            summary.append(_(
+                "Training on the same GPU, in plain eager PyTorch ({command}, {models}): {inside} of {n} steps inside "
+                "the range; the others took up to {ratio}x the projected time -- the engine's constants come from "
+                "tuned frameworks (fused kernels), so small models and micro-batches show what an unfused stack "
+                "costs. The measured MFU is what a scenario takes as utilization.").format(
+                    command="accelkit probe --train", models=", ".join(sorted(set(trained["model"]))),
+                    inside=int(trained["inside_range"].sum()), n=len(trained), ratio=f"{trained['ratio'].max():.2f}"))
         trained_table = pd.DataFrame({
             "device": trained["device"], "model": trained["model"],
             "micro-batch × sequence": [f"{b} × {q}" for b, q in zip(trained["micro_batch_size"], trained["seq_len"])],
             "step [s] measured": trained["measured"], "projected [s]": trained["projected"],
             "range [s]": [f"{lo:.3g}-{hi:.3g}" for lo, hi in zip(trained["projected_low"], trained["projected_high"])],
             "MFU measured": trained["mfu"], "MFU projected": trained["projected_mfu"],
-            "inside": np.where(trained["inside_range"], "yes", "no"),
+            "inside": _yes_no(trained["inside_range"]),
         })
         return {
             "results": shown, "summary_table": part, "summary": summary, "local": local, "trained": trained,
             "figures": {"chart": plots.validation_chart(shown)},
             "tables": {
-                "summary": table_html(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
+                "summary": _table(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
                                       | {"median ratio": "{:.2f}".format, "worst ratio": "{:.2f}".format}),
-                "cases": table_html(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
-                "efficiency": table_html(self._efficiency_table(), max_rows=80),
-                "own": table_html(own, {"measured [ms]": "{:.3g}".format, "projected [ms]": "{:.3g}".format}),
-                "trained": table_html(trained_table, {"step [s] measured": "{:.3g}".format,
+                "cases": _table(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
+                "efficiency": _table(self._efficiency_table(), max_rows=80),
+                "own": _table(own, {"measured [ms]": "{:.3g}".format, "projected [ms]": "{:.3g}".format}),
+                "trained": _table(trained_table, {"step [s] measured": "{:.3g}".format,
                                                       "projected [s]": "{:.3g}".format,
                                                       "MFU measured": "{:.0%}".format, "MFU projected": "{:.0%}".format}),
             },
