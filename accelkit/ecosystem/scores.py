@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ..i18n import _
 from .checklist import checklist
 from .vocabulary import STATUSES
 
@@ -121,9 +122,9 @@ def device_scores(catalog=None, requirements=None, *, ecosystem=None, scores=Non
     out["ecosystem_risks"] = best["n_risk"].reindex(out.index)
     reason = best["worst_reason"].reindex(out.index)
     no_stack = out["software_stack"].str.strip() == ""
-    reason = reason.where(~(out["ecosystem_score"].isna() & no_stack), "no software_stack in the catalogue row")
+    reason = reason.where(~(out["ecosystem_score"].isna() & no_stack), _("no software_stack in the catalogue row"))
     reason = reason.where(~(out["ecosystem_score"].isna() & ~no_stack),
-                          "none of its stacks is in the ecosystem table")
+                          _("none of its stacks is in the ecosystem table"))
     out["ecosystem_reason"] = reason.fillna("")
     return out
 
