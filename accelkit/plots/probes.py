@@ -8,13 +8,15 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from .. import units
-from ..i18n import _
+from ..i18n import N_, _
 from ..probes.results import note_text as _probe_note
 from ._common import PALETTE, empty_figure, layout
 
 __all__ = ["probe_vs_datasheet_bar", "matmul_shapes_chart", "precision_chart", "utilization_chart"]
 
 _DTYPE_ORDER = ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]
+#: the memory probes as the chart names them (the probe's name, "_" as a space)
+_MEMORY_LABELS = (N_("memory copy"), N_("memory read"), N_("host to device"), N_("device to host"))
 
 
 def _best(results, probe):
