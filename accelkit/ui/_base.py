@@ -33,8 +33,10 @@ CSS = """
   .ak-tabs > .widget-tab-bar, .ak-tabs > .lm-TabBar {display:none !important}
   .ak-app, .ak-app .jupyter-widgets, .ak-app .widget-inline-hbox, .ak-app .widget-box {max-width:100%;min-width:0}
   .ak-app .widget-dropdown > select, .ak-app .widget-text input {min-width:0}
-  .ak-app h2, .ak-app h3, .ak-app .widget-label, .ak-app .widget-html-content {white-space:normal;overflow-wrap:anywhere}
-  .ak-app .widget-html-content {line-height:1.4}
+  .ak-app .widget-html-content {white-space:normal;line-height:1.4;overflow-x:auto}
+  .ak-app h2, .ak-app h3, .ak-app h4, .ak-app .widget-label, .ak-app .ak-summary {overflow-wrap:anywhere}
+  .ak-app #decision-summary dl {grid-template-columns:minmax(0, 1fr)}
+  .ak-app #decision-summary .ak-ds-sign {flex-wrap:wrap}
 }
 </style>
 """
