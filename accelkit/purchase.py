@@ -89,7 +89,8 @@ def purchase_plan(catalog, n_devices, deployment="on-prem", systems=None):
     cost, cost_low, cost_high, power = n * price, n * low, n * high, n * tdp
     host = np.zeros(len(n), dtype=bool)
     quoted_rows = catalog["price_quoted"].to_numpy(dtype=bool) if "price_quoted" in catalog else np.zeros(len(n), bool)
-    quoted_words, bare_words = _("{n} × {name} at your quoted price"), _("{n} × {name} (device price only; host not priced)")
+    quoted_words = _("{n} × {name} at your quoted price")
+    bare_words = _("{n} × {name} (device price only; host not priced)")
     words = np.array([(quoted_words if q else bare_words).format(n=f"{v:.0f}", name=name) if v == v else ""
                       for v, name, q in zip(n, names, quoted_rows)], dtype=object)
     source = np.full(len(n), "", dtype=object)

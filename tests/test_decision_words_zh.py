@@ -82,7 +82,8 @@ def test_the_configuration_is_in_chinese(ranked_zh, path):
 def test_the_shortlist_reasons_say_what_to_buy_in_chinese(ranked_zh):
     ranked, _ = ranked_zh["examples/serve-70b-at-latency-target.yaml"]
     top = ranked[ranked["status"] == "shortlisted"].iloc[0]
-    assert top["reason"].startswith("运行配置：") and "购买 " in top["reason"] and "36 个月内共 $" in top["reason"]
+    assert top["reason"].startswith("运行配置：") and "购买 " in top["reason"], top["reason"]
+    assert "36 个月内共 $" in top["reason"], top["reason"]
     assert "最强项" in top["reason"] or "持平" in top["reason"]
     finetune, _ = ranked_zh["examples/finetune-7b-in-a-day.yaml"]
     rented = finetune[finetune["status"] == "shortlisted"].iloc[0]

@@ -372,7 +372,8 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
         if scenario.deployment == "cloud":
             unknown, settle = _("rent unknown (budget {budget})"), _("a provider's quote")
         else:
-            unknown, settle = _("price unknown (budget {budget})"), _("a quoted price (the decision chapter takes quotes)")
+            unknown = _("price unknown (budget {budget})")
+            settle = _("a quoted price (the decision chapter takes quotes)")
         v.check(spend.where(projectable & f["devices_needed"].notna(), 0.0), spend > scenario.budget_usd,
                 unknown.format(budget=budget), settle,
                 spend.map(lambda x: _("{spend} > budget {budget}").format(spend=f"${x:,.0f}", budget=budget)))
