@@ -12,6 +12,8 @@ import os
 import sys
 from pathlib import Path
 
+from . import i18n
+from .i18n import N_, _
 from .paths import notebooks_dir
 
 DEFAULT_PORT = 8866
@@ -23,9 +25,9 @@ def cmd_app(args):
     notebook = notebooks_dir() / "app.ipynb"
     if args.host not in ("127.0.0.1", "localhost", "::1"):
         print(
-            f"accelkit: serving on {args.host}: anyone who can reach this address can use the app "
-            "(widgets only; no code cells are shown or executable, but each visit starts a Python kernel "
-            "on this machine). Prefer 127.0.0.1 and an SSH tunnel.",
+            "accelkit: " + _("serving on {host}: anyone who can reach this address can use the app "
+                             "(widgets only; no code cells are shown or executable, but each visit starts a Python "
+                             "kernel on this machine). Prefer 127.0.0.1 and an SSH tunnel.").format(host=args.host),
             file=sys.stderr,
         )
     try:
@@ -46,12 +48,15 @@ def cmd_app(args):
     if args.data_dir:
         data_dir = Path(args.data_dir).expanduser()
         if not data_dir.is_dir():
-            print(f"accelkit app: --data-dir {str(args.data_dir)[:80]!r} is not a folder", file=sys.stderr)
+            print("accelkit app: " + _("--data-dir {path} is not a folder").format(path=repr(str(args.data_dir)[:80])),
+                  file=sys.stderr)
             return 2
         env[DATA_DIR_ENV] = str(data_dir.resolve())
-    print(f"accelkit app: http://{args.host}:{args.port}/  ({settings.pool_size} warm kernel(s); idle kernels "
-          f"reclaimed after {settings.cull_idle_s:g} s"
-          + (f"; at most {settings.max_kernels} kernels" if settings.max_kernels else "") + "; Ctrl-C to stop)", flush=True)
+    cap = _("; at most {n} kernels").format(n=settings.max_kernels) if settings.max_kernels else ""
+    print(f"accelkit app: http://{args.host}:{args.port}/  ("
+          + _("{n} warm kernel(s); idle kernels reclaimed after {seconds} s").format(
+              n=settings.pool_size, seconds=f"{settings.cull_idle_s:g}")
+          + cap + _("; Ctrl-C to stop") + ")", flush=True)
     # exec: the server takes this process's place, so SIGTERM or Ctrl-C reach Voila itself,
     # which shuts down every kernel it started before it exits
     os.execve(cmd[0], cmd, env)
@@ -82,18 +87,19 @@ def cmd_report(args):
     try:
         index = build_report(
             args.scenario, out_dir=args.out, chapters=args.chapters, force=args.force, progress=not args.quiet,
-            measured_demand=args.measured_demand, title=args.title, pdf=args.pdf,
+            measured_demand=args.measured_demand, title=args.title, pdf=args.pdf, lang=args.report_lang,
         )
     except ReportError as exc:
         print(f"accelkit report: {exc}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt as exc:
         signum = exc.signum if isinstance(exc, ReportInterrupted) else 2
-        print(f"accelkit report: {exc or 'interrupted'}; nothing written", file=sys.stderr)
+        print("accelkit report: " + _("{reason}; nothing written").format(reason=exc or _("interrupted")),
+              file=sys.stderr)
         return 128 + signum
-    print(f"report written: {index}")
+    print(_("report written: {path}").format(path=index))
     if args.pdf:
-        print(f"decision page: {index.parent / 'decision-summary.pdf'}")
+        print(_("decision page: {path}").format(path=index.parent / "decision-summary.pdf"))
     return 0
 
 
@@ -103,10 +109,12 @@ def cmd_probe(args):
     if args.json:
         target = Path(args.json)
         if target.suffix.lower() != ".json":
-            print(f"accelkit probe: --json must name a .json file; got {args.json}", file=sys.stderr)
+            print("accelkit probe: " + _("--json must name a .json file; got {path}").format(path=args.json),
+                  file=sys.stderr)
             return 2
         if target.exists() and not args.force:
-            print(f"accelkit probe: {target} already exists; add --force to replace it", file=sys.stderr)
+            print("accelkit probe: " + _("{path} already exists; add --force to replace it").format(path=target),
+                  file=sys.stderr)
             return 2
     if args.llm:
         return _probe_llm(args)
@@ -126,12 +134,14 @@ def cmd_probe(args):
         except (FileExistsError, ValueError, OSError) as exc:
             print(f"accelkit probe: {exc}", file=sys.stderr)
             return 2
-        print(f"results written: {path}")
+        print(_("results written: {path}").format(path=path))
     from .probes import display_table
 
     print(display_table(frame, max_note=70).to_string(index=False))
-    print(f"device: {header.get('device', '')} ({header.get('device_name', '')}), torch {header.get('torch_version', '')}, "
-          f"{'quick' if args.quick else 'full'} mode, {header.get('elapsed_s', float('nan')):.1f} s")
+    mode = _("quick mode") if args.quick else _("full mode")
+    print(_("device: {device} ({name}), torch {torch}, {mode}, {seconds} s").format(
+        device=header.get("device", ""), name=header.get("device_name", ""), torch=header.get("torch_version", ""),
+        mode=mode, seconds=f"{header.get('elapsed_s', float('nan')):.1f}"))
     return 0
 
 
@@ -144,7 +154,8 @@ def _probe_model(args, measure, fmt, method, hidden, summary):
     from .probes.llm import save_llm_results
 
     if args.json and Path(args.json).exists() and not args.force:
-        print(f"accelkit probe: {args.json} already exists; add --force to replace it", file=sys.stderr)
+        print("accelkit probe: " + _("{path} already exists; add --force to replace it").format(path=args.json),
+              file=sys.stderr)
         return 2
     try:
         device, inv = resolve_device(args.device), inventory()
@@ -163,12 +174,13 @@ def _probe_model(args, measure, fmt, method, hidden, summary):
         except (FileExistsError, ValueError, OSError) as exc:
             print(f"accelkit probe: {exc}", file=sys.stderr)
             return 2
-        print(f"results written: {path}")
+        print(_("results written: {path}").format(path=path))
     print(frame.drop(columns=list(hidden)).to_string(index=False, float_format="%.4g"))
     if device_name:
         print(summary(frame))
     else:
-        print(f"accelkit probe: {inv_row.get('catalogue_match', 'device not in the catalogue')}: no projection to compare")
+        match = inv_row.get("catalogue_match", _("device not in the catalogue"))
+        print("accelkit probe: " + _("{match}: no projection to compare").format(match=match))
     return 0
 
 
@@ -181,8 +193,9 @@ def _probe_llm(args):
                          output_tokens=args.llm_output, precision=args.llm_precision, catalog_device=name)
 
     def summary(frame):
-        return (f"engine against this device: {geometric_mean_error(frame['ratio']):.1%} geometric-mean error "
-                f"({geometric_mean_error(frame['ratio_kernels']):.1%} without the serving engine's fixed overhead)")
+        return _("engine against this device: {error} geometric-mean error ({kernels} without the serving engine's "
+                 "fixed overhead)").format(error=f"{geometric_mean_error(frame['ratio']):.1%}",
+                                          kernels=f"{geometric_mean_error(frame['ratio_kernels']):.1%}")
 
     return _probe_model(args, measure, LLM_FORMAT, "accelkit.probes.llm", ("input_tokens", "output_tokens"), summary)
 
@@ -197,8 +210,8 @@ def _probe_train(args):
                               precision=args.llm_precision, catalog_device=name)
 
     def summary(frame):
-        return (f"MFU of this stack: {', '.join(f'{m:.1%}' for m in frame['mfu'])} (micro-batch "
-                f"{', '.join(str(b) for b in frame['micro_batch_size'])}); give it to a scenario as utilization")
+        return _("MFU of this stack: {mfu} (micro-batch {sizes}); give it to a scenario as utilization").format(
+            mfu=", ".join(f"{m:.1%}" for m in frame["mfu"]), sizes=", ".join(str(b) for b in frame["micro_batch_size"]))
 
     return _probe_model(args, measure, TRAIN_FORMAT, "accelkit.probes.training_step",
                         ("params_built", "model_flops_per_token"), summary)
@@ -212,7 +225,7 @@ def cmd_validate(args):
     try:
         if args.fit:
             values, table = V.fit(passes=args.passes)
-            print("fitted on the fit split only:")
+            print(_("fitted on the fit split only:"))
             for name, value in values.items():
                 print(f"  {name} = {value:.6g}")
             print(table.to_string(index=False))
@@ -220,7 +233,7 @@ def cmd_validate(args):
                 import datetime
 
                 path = V.write_constants(values, datetime.date.today().isoformat())
-                print(f"constants written: {path}")
+                print(_("constants written: {path}").format(path=path))
             results = V.validate(**values)
         else:
             results = V.validate()
@@ -231,10 +244,11 @@ def cmd_validate(args):
         import datetime
 
         path = V.write_errors(results, datetime.date.today().isoformat())
-        print(f"model errors written: {path}")
+        print(_("model errors written: {path}").format(path=path))
     for target in (args.chart, args.csv):
         if target and Path(target).exists() and not args.force:
-            print(f"accelkit validate: {target} already exists; add --force to replace it", file=sys.stderr)
+            print("accelkit validate: " + _("{path} already exists; add --force to replace it").format(path=target),
+                  file=sys.stderr)
             return 2
     shown = results if not args.category else results[results["category"].isin(args.category)]
     cols = ["case_id", "category", "split", "device", "model", "metric", "value", "predicted", "ratio"]
@@ -242,13 +256,13 @@ def cmd_validate(args):
         print(shown[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     summary = V.summary(results)
     print()
-    print("geometric-mean error = exp(mean |ln(projected speed / measured speed)|) - 1")
+    print(_("geometric-mean error = exp(mean |ln(projected speed / measured speed)|) - 1"))
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     try:
         if args.csv:
             target = args.csv
             results.to_csv(args.csv, index=False)
-            print(f"cases written: {args.csv}")
+            print(_("cases written: {path}").format(path=args.csv))
         if args.chart:
             import plotly.io as pio
 
@@ -256,9 +270,10 @@ def cmd_validate(args):
 
             target = args.chart
             pio.write_html(validation_chart(results), args.chart, include_plotlyjs=True, full_html=True)
-            print(f"chart written: {args.chart}")
+            print(_("chart written: {path}").format(path=args.chart))
     except OSError as exc:
-        print(f"accelkit validate: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        print("accelkit validate: " + _("cannot write {path}: {error}").format(path=target, error=exc.strerror or exc),
+              file=sys.stderr)
         return 2
     return 0
 
@@ -267,16 +282,17 @@ class _Parser(argparse.ArgumentParser):
     """argparse with the command's error convention: one line naming the option, exit 2."""
 
     def error(self, message):
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {message} " + _("(see {command} --help)").format(command=self.prog) + "\n")
 
 
 def _port(text):
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {text[:40]!r}") from None
+        raise argparse.ArgumentTypeError(_("expected a port number 1-65535, got {value}").format(value=repr(text[:40]))) \
+            from None
     if not 1 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port number 1-65535, got {value}")
+        raise argparse.ArgumentTypeError(_("expected a port number 1-65535, got {value}").format(value=value))
     return value
 
 
@@ -285,101 +301,148 @@ def _whole_seconds(text):
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected whole seconds >= 0, got {text[:40]!r}") from None
+        raise argparse.ArgumentTypeError(_("expected whole seconds >= 0, got {value}").format(value=repr(text[:40]))) \
+            from None
     if not 0 <= value <= 10**9 or value != int(value):  # also NaN and infinity
-        raise argparse.ArgumentTypeError(f"expected whole seconds >= 0 (e.g. 30), got {text[:40]}")
+        raise argparse.ArgumentTypeError(_("expected whole seconds >= 0 (e.g. 30), got {value}").format(value=text[:40]))
     return int(value)
 
 
+#: argparse's own words (the usage line, headings, its error messages): argparse looks them up
+#: through its module's ``_``, which :func:`main` points at accelkit's catalogue
+ARGPARSE_MESSAGES = (
+    N_("usage: "), N_("positional arguments"), N_("options"), N_("show this help message and exit"),
+    N_("argument %(argument_name)s: %(message)s"), N_("the following arguments are required: %s"),
+    N_("unrecognized arguments: %s"), N_("invalid choice: %(value)r (choose from %(choices)s)"),
+    N_("invalid %(type)s value: %(value)r"), N_("expected one argument"), N_("expected at least one argument"),
+    N_("expected at most one argument"), N_("not allowed with argument %s"), N_("one of the arguments %s is required"),
+    N_("ambiguous option: %(option)s could match %(matches)s"),
+)
+
+
+def _lang(text):
+    """``--lang``: a language the workbook speaks (``en``, ``zh_CN``; ``zh-CN``, ``zh`` accepted)."""
+    try:
+        return i18n.normalize_language(text, field="--lang")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).split(": ", 1)[1]) from None
+
+
+def command_language(argv, environ=None):
+    """The language of the command: the last ``--lang X`` / ``--lang=X`` of ``argv`` (before a
+    ``--``), else ``ACCELKIT_LANG``, else English. Read before the parser is built, so that its
+    help texts are in that language. Raises ``ValueError`` naming ``--lang`` or ``ACCELKIT_LANG``."""
+    environ = os.environ if environ is None else environ
+    chosen, field = None, "--lang"
+    argv = list(argv)
+    for position, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--lang" and position + 1 < len(argv):
+            chosen = argv[position + 1]
+        elif token.startswith("--lang="):
+            chosen = token.split("=", 1)[1]
+    if chosen is None:
+        chosen, field = environ.get(i18n.LANG_ENV) or i18n.DEFAULT_LANGUAGE, i18n.LANG_ENV
+    return i18n.normalize_language(chosen, field=field)
+
+
 def build_parser():
-    parser = _Parser(prog="accelkit", description="Choose AI accelerators and prove the choice with numbers.")
+    """The command's parser, its help texts in the language now in use (:func:`accelkit.i18n.language`)."""
+    parser = _Parser(prog="accelkit", description=_("Choose AI accelerators and prove the choice with numbers."))
+    parser.add_argument("--lang", type=_lang, default=None, metavar="LANG",
+                        help=_("language of the messages, help and reports: en or zh_CN (default: the "
+                               "ACCELKIT_LANG environment variable, else en)"))
     sub = parser.add_subparsers(dest="command", required=True)
 
-    app = sub.add_parser("app", help="serve the Voila app (default http://127.0.0.1:8866)")
-    app.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    app.add_argument("--port", type=_port, default=DEFAULT_PORT, help=f"port, 1-65535 (default {DEFAULT_PORT})")
+    app = sub.add_parser("app", help=_("serve the Voila app (default http://127.0.0.1:8866)"))
+    app.add_argument("--host", default="127.0.0.1", help=_("address to listen on (default 127.0.0.1: this machine only)"))
+    app.add_argument("--port", type=_port, default=DEFAULT_PORT, help=_("port, 1-65535 (default {port})").format(port=DEFAULT_PORT))
     app.add_argument("--pool-size", type=int, default=2, metavar="N",
-                     help="kernels kept warm for the next visitors (default 2; 0: start one per visit)")
+                     help=_("kernels kept warm for the next visitors (default 2; 0: start one per visit)"))
     app.add_argument("--cull-idle", type=_whole_seconds, default=600, metavar="SECONDS",
-                     help="shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)")
+                     help=_("shut down a kernel whose page is closed after this many idle seconds (default 600; 0: never)"))
     app.add_argument("--cull-interval", type=_whole_seconds, default=60, metavar="SECONDS",
-                     help="how often to look for such kernels (default 60)")
+                     help=_("how often to look for such kernels (default 60)"))
     app.add_argument("--prometheus", action="append", default=[], metavar="URL",
-                     help="a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "
-                          "tab; repeat for more (default: none, so the app sends no request a visitor chose)")
+                     help=_("a Prometheus (with DCGM-exporter metrics) that visitors may query in the '11 Your GPUs' "
+                          "tab; repeat for more (default: none, so the app sends no request a visitor chose)"))
     app.add_argument("--refill-delay", type=float, default=60, metavar="SECONDS",
-                     help="wait this long before replacing a warm kernel a visitor took (default 60): starting "
-                          "kernels competes with the pages still loading")
+                     help=_("wait this long before replacing a warm kernel a visitor took (default 60): starting "
+                          "kernels competes with the pages still loading"))
     app.add_argument("--max-kernels", type=int, default=0, metavar="N",
-                     help="most kernels at once, warm pool and report kernels included; a visitor beyond it gets a "
-                          "page saying the app is full (default 0: no cap; about 170 MB of memory each)")
+                     help=_("most kernels at once, warm pool and report kernels included; a visitor beyond it gets a "
+                          "page saying the app is full (default 0: no cap; about 170 MB of memory each)"))
     app.add_argument("--cell-timeout", type=float, default=300, metavar="SECONDS",
-                     help="longest a notebook cell may run while a page is built (default 300); a warm kernel's "
-                          "wait for its visitor is exempt")
+                     help=_("longest a notebook cell may run while a page is built (default 300); a warm kernel's "
+                          "wait for its visitor is exempt"))
     app.add_argument("--data-dir", default=None, metavar="DIR",
-                     help="a folder whose files (logs, monitor summaries, probe results, topologies) visitors may "
-                          "pick by name; they never name another server path (default: none, uploads only)")
+                     help=_("a folder whose files (logs, monitor summaries, probe results, topologies) visitors may "
+                          "pick by name; they never name another server path (default: none, uploads only)"))
     app.add_argument("--allow-probes", action="store_true",
-                     help="let visitors start the probes, the ecosystem audit and live GPU sampling, which measure "
-                          "THIS server (bounded to 60 s; default: off, visitors upload `accelkit probe --json` files)")
+                     help=_("let visitors start the probes, the ecosystem audit and live GPU sampling, which measure "
+                          "THIS server (bounded to 60 s; default: off, visitors upload `accelkit probe --json` files)"))
     app.set_defaults(func=cmd_app)
 
-    dev = sub.add_parser("devices", help="list the catalogue, or show one device")
-    dev.add_argument("name", nargs="?", help="a device name or alias")
-    dev.add_argument("--catalog", help="your own CSV of extra devices (read only)")
+    dev = sub.add_parser("devices", help=_("list the catalogue, or show one device"))
+    dev.add_argument("name", nargs="?", help=_("a device name or alias"))
+    dev.add_argument("--catalog", help=_("your own CSV of extra devices (read only)"))
     dev.set_defaults(func=cmd_devices)
 
-    rep = sub.add_parser("report", help="render the chapters for a scenario into HTML (papermill + nbconvert)")
-    rep.add_argument("--scenario", required=True, help="scenario file (.yaml or .json)")
-    rep.add_argument("--out", default=None, help="output folder (default reports/<scenario name>)")
-    rep.add_argument("--chapters", nargs="*", default=None, help="chapter names or numbers (default: all)")
-    rep.add_argument("--force", action="store_true", help="replace an existing report folder")
-    rep.add_argument("--quiet", action="store_true", help="no progress bar")
+    rep = sub.add_parser("report", help=_("render the chapters for a scenario into HTML (papermill + nbconvert)"))
+    rep.add_argument("--scenario", required=True, help=_("scenario file (.yaml or .json)"))
+    rep.add_argument("--out", default=None, help=_("output folder (default reports/<scenario name>)"))
+    rep.add_argument("--chapters", nargs="*", default=None, help=_("chapter names or numbers (default: all)"))
+    rep.add_argument("--force", action="store_true", help=_("replace an existing report folder"))
+    rep.add_argument("--quiet", action="store_true", help=_("no progress bar"))
     rep.add_argument("--measured-demand", metavar="FILE", default=None,
-                     help="size for the pace your GPUs keep now: a JSON from `accelkit monitor --json`, "
-                          "an nvidia-smi CSV log, or 'example'")
-    rep.add_argument("--title", default=None, help="the report's title (default: the scenario's name, or its file's "
-                                                   "name when the scenario keeps the default name)")
-    rep.add_argument("--pdf", action="store_true", help="also write decision-summary.pdf, the decision page on one A4 "
-                                                        "page (needs Debian's chromium; nothing is downloaded)")
+                     help=_("size for the pace your GPUs keep now: a JSON from `accelkit monitor --json`, "
+                          "an nvidia-smi CSV log, or 'example'"))
+    rep.add_argument("--title", default=None, help=_("the report's title (default: the scenario's name, or its file's "
+                                                   "name when the scenario keeps the default name)"))
+    rep.add_argument("--pdf", action="store_true", help=_("also write decision-summary.pdf, the decision page on one A4 "
+                                                        "page (needs Debian's chromium; nothing is downloaded)"))
+    rep.add_argument("--lang", dest="report_lang", type=_lang, default=None, metavar="LANG",
+                     help=_("the report's language: en or zh_CN (default: the command's language, from accelkit "
+                            "--lang or ACCELKIT_LANG, else en)"))
     rep.set_defaults(func=cmd_report)
 
-    probe = sub.add_parser("probe", help="measure this machine: matmul FLOP/s, memory bandwidth, precision")
-    probe.add_argument("--quick", action="store_true", help="small sizes, under 30 s on a laptop CPU")
-    probe.add_argument("--device", default=None, help="torch device, e.g. cuda:0 or cpu (default: best available)")
-    probe.add_argument("--json", default=None, help="write the results to this JSON file")
-    probe.add_argument("--force", action="store_true", help="replace an existing JSON file")
-    probe.add_argument("--label", default=None, help="describe the machine in the JSON header (e.g. '2-core VM, CPU only')")
-    probe.add_argument("--quiet", action="store_true", help="no progress bar")
+    probe = sub.add_parser("probe", help=_("measure this machine: matmul FLOP/s, memory bandwidth, precision"))
+    probe.add_argument("--quick", action="store_true", help=_("small sizes, under 30 s on a laptop CPU"))
+    probe.add_argument("--device", default=None, help=_("torch device, e.g. cuda:0 or cpu (default: best available)"))
+    probe.add_argument("--json", default=None, help=_("write the results to this JSON file"))
+    probe.add_argument("--force", action="store_true", help=_("replace an existing JSON file"))
+    probe.add_argument("--label", default=None, help=_("describe the machine in the JSON header (e.g. '2-core VM, CPU only')"))
+    probe.add_argument("--quiet", action="store_true", help=_("no progress bar"))
     probe.add_argument("--llm", metavar="MODEL", default=None,
-                       help="time a decoder's decode step and prefill (random weights in the preset's shape, CUDA "
-                            "graphs on a GPU) next to the engine's projection, e.g. --llm 'Llama-2 7B'")
+                       help=_("time a decoder's decode step and prefill (random weights in the preset's shape, CUDA "
+                            "graphs on a GPU) next to the engine's projection, e.g. --llm 'Llama-2 7B'"))
     probe.add_argument("--llm-batch", type=int, nargs="+", default=[1, 8, 32], metavar="N",
-                       help="with --llm: decode batch sizes (default 1 8 32)")
-    probe.add_argument("--llm-input", type=int, default=1024, metavar="TOKENS", help="with --llm: prompt tokens (default 1024)")
-    probe.add_argument("--llm-output", type=int, default=256, metavar="TOKENS", help="with --llm: generated tokens (default 256)")
-    probe.add_argument("--llm-precision", default="bf16", help="with --llm or --train: bf16, fp16 or fp32 (default bf16)")
+                       help=_("with --llm: decode batch sizes (default 1 8 32)"))
+    probe.add_argument("--llm-input", type=int, default=1024, metavar="TOKENS", help=_("with --llm: prompt tokens (default 1024)"))
+    probe.add_argument("--llm-output", type=int, default=256, metavar="TOKENS", help=_("with --llm: generated tokens (default 256)"))
+    probe.add_argument("--llm-precision", default="bf16", help=_("with --llm or --train: bf16, fp16 or fp32 (default bf16)"))
     probe.add_argument("--train", metavar="MODEL", default=None,
-                       help="time a training step of a decoder preset (eager PyTorch, mixed precision, fused AdamW) "
-                            "next to the engine's projection; prints your stack's MFU, e.g. --train 'GPT-2 XL'")
+                       help=_("time a training step of a decoder preset (eager PyTorch, mixed precision, fused AdamW) "
+                            "next to the engine's projection; prints your stack's MFU, e.g. --train 'GPT-2 XL'"))
     probe.add_argument("--train-micro-batch", type=int, nargs="+", default=[1, 4], metavar="N",
-                       help="with --train: micro-batch sizes (default 1 4)")
+                       help=_("with --train: micro-batch sizes (default 1 4)"))
     probe.add_argument("--seq-len", type=int, default=1024, metavar="TOKENS",
-                       help="with --train: tokens per sequence (default 1024)")
+                       help=_("with --train: tokens per sequence (default 1024)"))
     probe.add_argument("--accumulation", type=int, default=16, metavar="N",
-                       help="with --train: micro-batches per optimizer step (default 16)")
+                       help=_("with --train: micro-batches per optimizer step (default 16)"))
     probe.set_defaults(func=cmd_probe)
 
-    val = sub.add_parser("validate", help="projections against published measurements (data/validation/measured.csv)")
-    val.add_argument("--category", nargs="*", help="show only these categories (the summary covers all)")
-    val.add_argument("--chart", help="write the log-log chart, projected against measured, to this HTML file")
-    val.add_argument("--csv", help="write every case with its projection to this CSV file")
-    val.add_argument("--force", action="store_true", help="replace existing --chart / --csv files")
-    val.add_argument("--fit", action="store_true", help="refit the fitted constants on the fit split, then report")
-    val.add_argument("--passes", type=int, default=3, help="coordinate-search passes of --fit (default 3)")
-    val.add_argument("--write", action="store_true", help="with --fit: write the constants to data/projection_constants.csv")
+    val = sub.add_parser("validate", help=_("projections against published measurements (data/validation/measured.csv)"))
+    val.add_argument("--category", nargs="*", help=_("show only these categories (the summary covers all)"))
+    val.add_argument("--chart", help=_("write the log-log chart, projected against measured, to this HTML file"))
+    val.add_argument("--csv", help=_("write every case with its projection to this CSV file"))
+    val.add_argument("--force", action="store_true", help=_("replace existing --chart / --csv files"))
+    val.add_argument("--fit", action="store_true", help=_("refit the fitted constants on the fit split, then report"))
+    val.add_argument("--passes", type=int, default=3, help=_("coordinate-search passes of --fit (default 3)"))
+    val.add_argument("--write", action="store_true", help=_("with --fit: write the constants to data/projection_constants.csv"))
     val.add_argument("--write-errors", action="store_true",
-                     help="store each category's geometric-mean error (the ranges' model term) in data/projection_constants.csv")
+                     help=_("store each category's geometric-mean error (the ranges' model term) in data/projection_constants.csv"))
     val.set_defaults(func=cmd_validate)
 
     from .monitor.cli import add_parser as add_monitor
@@ -389,8 +452,21 @@ def build_parser():
 
 
 def main(argv=None):
-    args = build_parser().parse_args(argv)
-    return args.func(args)
+    """Run the command; the language (``--lang``, else ``ACCELKIT_LANG``) is set for its duration."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    try:
+        lang = command_language(argv)
+    except ValueError as exc:
+        print(f"accelkit: {exc}", file=sys.stderr)
+        return 2
+    saved = argparse._
+    argparse._ = _  # argparse's own words through accelkit's catalogue (identical in English)
+    try:
+        with i18n.using(lang):
+            args = build_parser().parse_args(argv)
+            return args.func(args)
+    finally:
+        argparse._ = saved
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,32 +13,34 @@ from __future__ import annotations
 
 import datetime as _dt
 import glob
-import html
 import os
 import re
 import shutil
 import sys
 from pathlib import Path
 
+from . import i18n
+from .i18n import N_, _
 from .report_guard import ReportError, ReportInterrupted, _children, _Lock, _Signals, _stop_kernels
+from .report_index import _decision_page, _index, _recommendation
 from .scenario import Scenario, ScenarioError
 
 __all__ = ["CHAPTERS", "ReportError", "ReportInterrupted", "build_report", "chapter_ids", "report_title"]
 
-#: (id, notebook stem, title)
+#: (id, notebook stem, title); the titles are English, translated where shown (``_(title)``)
 CHAPTERS = [
-    ("00", "00_catalogue", "The accelerator catalogue"),
-    ("01", "01_demand", "Compute demand"),
-    ("02", "02_bandwidth_roofline", "Memory bandwidth and the roofline"),
-    ("03", "03_precision", "The cost of precision"),
-    ("04", "04_ecosystem", "Software ecosystem"),
-    ("05", "05_energy_tco", "Energy and total cost of ownership"),
-    ("06", "06_training_cluster", "Training cluster"),
-    ("07", "07_edge_inference", "Edge inference"),
-    ("08", "08_local_probe", "This machine, measured"),
-    ("09", "09_decision", "The decision"),
-    ("10", "10_validation", "How far to trust these numbers"),
-    ("11", "11_monitor", "What your hardware really does"),
+    ("00", "00_catalogue", N_("The accelerator catalogue")),
+    ("01", "01_demand", N_("Compute demand")),
+    ("02", "02_bandwidth_roofline", N_("Memory bandwidth and the roofline")),
+    ("03", "03_precision", N_("The cost of precision")),
+    ("04", "04_ecosystem", N_("Software ecosystem")),
+    ("05", "05_energy_tco", N_("Energy and total cost of ownership")),
+    ("06", "06_training_cluster", N_("Training cluster")),
+    ("07", "07_edge_inference", N_("Edge inference")),
+    ("08", "08_local_probe", N_("This machine, measured")),
+    ("09", "09_decision", N_("The decision")),
+    ("10", "10_validation", N_("How far to trust these numbers")),
+    ("11", "11_monitor", N_("What your hardware really does")),
 ]
 _MARKER = ".accelkit-report"
 
@@ -56,7 +58,8 @@ def _select(chapters):
         match = [c for c in CHAPTERS if key in (c[0], c[1], c[1].split("_", 1)[1], c[0].lstrip("0") or "0")]
         if not match:
             names = ", ".join(f"{c[0]} ({c[1]})" for c in CHAPTERS)
-            raise ReportError(f"unknown chapter {item!r}; chapters are {names}", exit_code=2)
+            raise ReportError(_("unknown chapter {item}; chapters are {names}").format(item=repr(item), names=names),
+                              exit_code=2)
         chosen.extend(m for m in match if m not in chosen)
     return sorted(chosen)
 
@@ -77,16 +80,17 @@ def _load_scenario(scenario):
     try:
         return Scenario.load(scenario)
     except ScenarioError as exc:
-        raise ReportError(f"bad scenario {scenario}: {exc}", exit_code=2) from exc
+        raise ReportError(_("bad scenario {path}: {error}").format(path=scenario, error=exc), exit_code=2) from exc
 
 
 def _check_target(out, force):
     if out.exists() or out.is_symlink():
         if not force:
-            raise ReportError(f"{out} exists; choose another --out or pass --force to replace it", exit_code=2)
-        if out.is_symlink() or not out.is_dir() or not (out / _MARKER).is_file():
-            raise ReportError(f"{out} exists and is not an accelkit report; refusing to replace it even with --force",
+            raise ReportError(_("{path} exists; choose another --out or pass --force to replace it").format(path=out),
                               exit_code=2)
+        if out.is_symlink() or not out.is_dir() or not (out / _MARKER).is_file():
+            raise ReportError(_("{path} exists and is not an accelkit report; refusing to replace it even with --force")
+                              .format(path=out), exit_code=2)
 
 
 def _prepare_folder(out, force):
@@ -137,11 +141,12 @@ def _html_of(notebook_path, title):
     from nbconvert import HTMLExporter
 
     exporter = HTMLExporter(template_name="lab")
+    exporter.language_code = i18n.html_lang()  # <html lang="..."> of the page
     exporter.exclude_input = True
     exporter.exclude_input_prompt = True
     exporter.exclude_output_prompt = True
     nb = nbformat.read(notebook_path, as_version=4)
-    body, _ = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
+    body, _resources = exporter.from_notebook_node(nb, resources={"metadata": {"name": title}})
     # The lab template loads require.js and MathJax from a CDN. Reports work offline, and
     # require.js would capture plotly.min.js as an anonymous AMD module (no window.Plotly).
     return _CDN_SCRIPTS.sub("", body)
@@ -150,106 +155,6 @@ def _html_of(notebook_path, title):
 _CDN_SCRIPTS = re.compile(
     r'<script[^>]*src="https://cdnjs\.cloudflare\.com/ajax/libs/(?:require\.js|mathjax)/[^"]*"[^>]*>\s*</script>'
 )
-
-
-_LABELS = {"workload": "Workload", "model": "Model", "deployment": "Deployment", "market": "Market",
-           "cloud_pricing": "Cloud price policy", "weights": "Ranking weights", "precision": "Precision",
-           "utilization": "Your own utilisation (MFU)", "target_headroom": "Speed beyond the target that counts",
-           "latency_target_ms": "Latency target (per output token or frame)"}
-_ONLY = {  # fields that bear on some scenarios only
-    "tokens": lambda s, v: s.workload != "inference", "time_target_days": lambda s, v: s.workload != "inference",
-    "zero_stage": lambda s, v: s.workload != "inference" and not s.search_configurations,
-    "finetune_method": lambda s, v: s.workload == "fine-tuning",
-    "lora_rank": lambda s, v: s.workload == "fine-tuning" and s.finetune_method != "full",
-    "latency_target_ms": lambda s, v: s.workload == "inference", "ttft_target_ms": lambda s, v: s.workload == "inference",
-    "requests_per_s": lambda s, v: s.workload == "inference" and not v["vision"],
-    "output_tokens": lambda s, v: s.workload == "inference" and not v["vision"],
-    "seq_len": lambda s, v: not v["vision"],
-    "streams": lambda s, v: s.workload == "inference" and v["vision"],
-    "frames_per_s": lambda s, v: s.workload == "inference" and v["vision"],
-    "cloud_pricing": lambda s, v: s.deployment == "cloud", "providers": lambda s, v: s.deployment == "cloud",
-    "pue": lambda s, v: s.deployment != "cloud", "electricity_usd_per_kwh": lambda s, v: s.deployment != "cloud",
-    "horizon_months": lambda s, v: s.workload == "inference" or s.deployment != "cloud",
-    "custom_cuda_kernels": lambda s, v: bool(s.custom_cuda_kernels),
-}
-
-
-def _value_words(value, unit):
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, (list, tuple)):
-        return ", ".join(map(str, value))
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {v:g}" if isinstance(v, (int, float)) else f"{k} {v}" for k, v in value.items())
-    if unit in ("0-1", "fraction") and isinstance(value, (int, float)):
-        return f"{value:.0%}"
-    if isinstance(value, float):
-        from .select.summary import count_words
-
-        text = f"{value:,.6g}" if abs(value) < 1e6 else count_words(value)
-    elif isinstance(value, int):
-        text = f"{value:,}"
-    else:
-        text = str(value)
-    unit = {"1/s": "per second", "count": "", "h": "hours", "": ""}.get(unit, unit)
-    return f"{text} {unit}".strip()
-
-
-def _scenario_words(scenario):
-    """The scenario as a reader reads it: each field that is set and bears on this workload, by
-    its description, in words (an unset value or an empty list is left out)."""
-    from .scenario import FIELD_HELP
-
-    try:
-        from .sizing import model_of
-
-        preset = model_of(scenario)["preset"]
-        vision = preset is not None and preset["kind"] in ("cnn", "vit")
-    except Exception:  # a custom model: not a vision one
-        vision = False
-    rows = []
-    for key, value in scenario.to_dict().items():
-        if key == "name" or value is None or value == [] or value == {} or value == "":
-            continue
-        if key in _ONLY and not _ONLY[key](scenario, {"vision": vision}):
-            continue
-        label, unit = FIELD_HELP.get(key, (key, ""))
-        label = _LABELS.get(key) or (label or key).split(" (")[0].split(";")[0].split(":")[0]
-        rows.append(f"<tr><td>{html.escape(label)}</td><td>{html.escape(_value_words(value, unit))}</td></tr>")
-    return "\n".join(rows)
-
-
-def _index(scenario, done, when, recommendation, title=None, summary_block="", pdf_name=""):
-    title = title or scenario.name
-    rows = "\n".join(
-        f'<li><a href="{html.escape(stem)}.html">{html.escape(cid)} · {html.escape(ctitle)}</a></li>'
-        for cid, stem, ctitle in done
-    )
-    rec = f'<p class="rec">{html.escape(recommendation)}</p>' if recommendation else ""
-    pdf = (f'<p class="no-print">The decision page as one A4 page: <a href="{html.escape(pdf_name)}">'
-           f'{html.escape(pdf_name)}</a></p>') if pdf_name else ""
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>{html.escape(title)}: accelkit report</title>
-<style>
-body {{font-family: Arial, sans-serif; max-width: 60em; margin: 2em auto; color: #222}}
-td {{padding: 2px 10px; border-bottom: 1px solid #eee; font-size: 13px; vertical-align: top}}
-.rec {{background: #eef6ee; border-left: 4px solid #3c8d40; padding: 8px 12px}}
-</style></head><body>
-<h1>{html.escape(title)}</h1>
-{summary_block}
-{pdf}
-<p>Prepared {html.escape(when)} with accelkit. Each chapter below was run on this scenario; charts are interactive
-and work offline.</p>
-{rec}
-<h2>Chapters</h2>
-<ol>
-{rows}
-</ol>
-<h2>The scenario</h2>
-<table>{_scenario_words(scenario)}</table>
-<p><a href="scenario.json">scenario.json</a> reproduces this report: <code>accelkit report --scenario scenario.json</code></p>
-</body></html>
-"""
 
 
 def report_title(scenario, source=None, title=None):
@@ -268,7 +173,7 @@ def report_title(scenario, source=None, title=None):
 
 
 def build_report(scenario, out_dir=None, chapters=None, force=False, progress=True, timeout=900, workers=3,
-                 notebooks_dir=None, measured_demand=None, title=None, pdf=False):
+                 notebooks_dir=None, measured_demand=None, title=None, pdf=False, lang=None):
     """Run the chapters on a scenario and write HTML pages plus an index.
 
     Chapters run in parallel threads, so no working directory is changed (papermill's
@@ -307,6 +212,12 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         Also write ``decision-summary.pdf``, the decision page on one A4 page, with
         Debian's chromium through Playwright (offline). Without chromium: exit code 2
         before any chapter runs.
+    lang : str, optional
+        The language of the report (``"en"``, ``"zh_CN"``; see :func:`accelkit.i18n.normalize_language`);
+        default: the language now in use (:func:`accelkit.i18n.language`, i.e. ``ACCELKIT_LANG`` or the
+        app visitor's). Every chapter runs in a kernel started with ``ACCELKIT_LANG`` set to it, each
+        chapter's Markdown cells are replaced by their translation before it runs, and the index page
+        is written in it.
 
     Returns
     -------
@@ -319,6 +230,17 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         ``exit_code`` 2 for a bad scenario, chapter name or output folder; 1 when a
         chapter fails (the message names the chapter and the error).
     """
+    try:
+        lang = i18n.normalize_language(lang, field="lang") if lang is not None else i18n.language()
+    except ValueError as exc:
+        raise ReportError(str(exc), exit_code=2) from None
+    with i18n.using(lang):
+        return _build_report(scenario, out_dir, chapters, force, progress, timeout, workers, notebooks_dir,
+                             measured_demand, title, pdf, lang)
+
+
+def _build_report(scenario, out_dir, chapters, force, progress, timeout, workers, notebooks_dir, measured_demand,
+                  title, pdf, lang):
     chosen = _select(chapters)
     scen = _load_scenario(scenario)
     heading = report_title(scen, scenario, title)
@@ -348,17 +270,36 @@ def build_report(scenario, out_dir=None, chapters=None, force=False, progress=Tr
         out.parent.mkdir(parents=True, exist_ok=True)
         lock = _Lock(out).__enter__()
     except OSError as exc:
-        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
+        raise ReportError(_cannot_write(out, exc), exit_code=2) from None
     try:
         with _Signals() as signals:
             return _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note,
-                          monitor_parameters, signals, heading, pdf)
+                          monitor_parameters, signals, heading, pdf, lang)
     finally:
         lock.__exit__(None, None, None)
 
 
+def _cannot_write(out, exc):
+    return _("cannot write the report to {path}: {error}").format(path=out, error=exc.strerror or exc)
+
+
+def _translated_notebook(notebook, target, lang):
+    """``notebook`` with every Markdown cell replaced by its translation into ``lang`` (the whole
+    cell source is the msgid, :mod:`accelkit.i18n`), written to ``target``; a cell without a
+    translation stays English."""
+    import nbformat
+
+    nb = nbformat.read(notebook, as_version=4)
+    with i18n.using(lang):
+        for cell in nb.cells:
+            if cell.cell_type == "markdown" and cell.source.strip():
+                cell.source = _(cell.source)
+    nbformat.write(nb, target)
+    return target
+
+
 def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, measured_note, monitor_parameters,
-           signals, heading=None, pdf=False):
+           signals, heading=None, pdf=False, lang=i18n.DEFAULT_LANGUAGE):
     """The run itself, under the lock: everything is written to ``<out>.partial-PID``, which is
     removed on any failure or signal, and moved into place only when complete."""
     import papermill as pm
@@ -367,9 +308,10 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
     try:
         work = _prepare_folder(out, force)
     except OSError as exc:
-        raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
+        raise ReportError(_cannot_write(out, exc), exit_code=2) from None
     before = _children()
     old_env = os.environ.get("ACCELKIT_PLOTLYJS")
+    old_lang = os.environ.get(i18n.LANG_ENV)
     pool = futures = None
     try:
         scenario_file = work / "scenario.json"
@@ -380,6 +322,9 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         (work / "executed").mkdir()
         source = Path(notebooks_dir) if notebooks_dir else _notebooks_dir()
         os.environ["ACCELKIT_PLOTLYJS"] = "directory"
+        os.environ[i18n.LANG_ENV] = lang  # the chapter kernels speak the report's language
+        if lang != i18n.DEFAULT_LANGUAGE:
+            (work / "translated").mkdir()
         done = []
 
         def run_one(chapter):
@@ -387,6 +332,8 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
             executed = work / "executed" / f"{stem}.ipynb"
             notebook = source / f"{stem}.ipynb"
             accepted = pm.inspect_notebook(str(notebook)) if notebook.exists() else {}
+            if lang != i18n.DEFAULT_LANGUAGE and notebook.exists():
+                notebook = _translated_notebook(notebook, work / "translated" / f"{stem}.ipynb", lang)
             given = {"scenario_path": str(scenario_file), "static": True,
                      **(monitor_parameters if cid == "11" else {})}
             parameters = {k: v for k, v in given.items() if k in accepted}
@@ -398,10 +345,12 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
                     report_mode=True,
                 )
             except pm.PapermillExecutionError as exc:
-                raise ReportError(f"chapter {cid} ({stem}) failed: {exc.ename}: {exc.evalue}") from exc
+                raise ReportError(_("chapter {id} ({name}) failed: {error}").format(
+                    id=cid, name=stem, error=f"{exc.ename}: {exc.evalue}")) from exc
             except FileNotFoundError as exc:
-                raise ReportError(f"chapter {cid} ({stem}) is missing: {exc}") from exc
-            (work / f"{stem}.html").write_text(_html_of(executed, f"{cid} · {title}"), encoding="utf-8")
+                raise ReportError(_("chapter {id} ({name}) is missing: {error}").format(id=cid, name=stem, error=exc)) \
+                    from exc
+            (work / f"{stem}.html").write_text(_html_of(executed, f"{cid} · {_(title)}"), encoding="utf-8")
             return chapter
 
         from concurrent.futures import ThreadPoolExecutor, as_completed
@@ -418,13 +367,16 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         bar.close()
         done.sort()
         pool.shutdown(wait=True)
-        when = _dt.datetime.now().strftime("%Y-%m-%d %H:%M")
+        shutil.rmtree(work / "translated", ignore_errors=True)  # the notebooks as run are in executed/
+        now = _dt.datetime.now()
+        when = (now.strftime("%Y-%m-%d %H:%M") if lang == i18n.DEFAULT_LANGUAGE
+                else f"{i18n.format_date(now.date())} {now:%H:%M}")
         recommendation = " ".join(x for x in (measured_note, _recommendation(scen)) if x)
         summary, block = _decision_page(scen, heading)
         pdf_name = ""
         if pdf:
             if summary is None:
-                raise ReportError("--pdf: the decision page could not be made for this scenario (see chapter 09)",
+                raise ReportError(_("--pdf: the decision page could not be made for this scenario (see chapter 09)"),
                                   exit_code=1)
             from .decision_page import PdfError, write_pdf
 
@@ -451,39 +403,15 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
             wait(futures or [], timeout=60)
         shutil.rmtree(work, ignore_errors=True)
         if isinstance(exc, OSError):
-            raise ReportError(f"cannot write the report to {out}: {exc.strerror or exc}", exit_code=2) from None
+            raise ReportError(_cannot_write(out, exc), exit_code=2) from None
         raise
     finally:
         if old_env is None:
             os.environ.pop("ACCELKIT_PLOTLYJS", None)
         else:
             os.environ["ACCELKIT_PLOTLYJS"] = old_env
+        if old_lang is None:
+            os.environ.pop(i18n.LANG_ENV, None)
+        else:
+            os.environ[i18n.LANG_ENV] = old_lang
     return out / "index.html"
-
-
-def _decision_page(scenario, heading):
-    """The decision page's dict (:func:`accelkit.select.decision_summary`) and its HTML block,
-    titled with the report's title; ``(None, note)`` when the decision cannot be made."""
-    from .decision_page import summary_html
-    from .select import decision_summary
-
-    try:
-        summary = decision_summary(scenario)
-    except ValueError as exc:
-        return None, f'<p class="rec">The decision page could not be made: {html.escape(str(exc))}</p>'
-    summary = {**summary, "title": heading or summary["title"]}
-    return summary, summary_html(summary)
-
-
-def _recommendation(scenario):
-    """One sentence naming the top of the shortlist (empty if nothing passes)."""
-    try:
-        from .select import shortlist
-
-        top = shortlist(scenario, n=3)
-    except Exception:  # the index must not fail because of the summary line
-        return ""
-    if top.empty:
-        return "No device passes every hard constraint; see chapter 09 for the reasons."
-    names = ", ".join(top["name"])
-    return f"Shortlist for this scenario: {names} (chapter 09 explains the ranking and what would change it)."

@@ -12,6 +12,8 @@ import signal
 import sys
 import threading
 
+from .i18n import _
+
 __all__ = ["ReportError", "ReportInterrupted"]
 
 
@@ -41,14 +43,15 @@ class _Lock:
             import fcntl
         except ImportError:  # pragma: no cover (Windows: no lock, as before)
             return self
-        for _ in range(5):
+        for _attempt in range(5):
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 os.close(fd)
-                raise ReportError(f"another accelkit report is writing {self.path.with_suffix('')} (it holds "
-                                  f"{self.path}); wait for it to finish or choose another --out", exit_code=2) from None
+                raise ReportError(_("another accelkit report is writing {folder} (it holds {lock}); wait for it to "
+                                    "finish or choose another --out").format(folder=self.path.with_suffix(''),
+                                                                             lock=self.path), exit_code=2) from None
             except OSError:
                 os.close(fd)
                 raise
@@ -62,7 +65,7 @@ class _Lock:
                 self.fd = fd
                 return self
             os.close(fd)  # released and removed by its holder between our open and our lock
-        raise ReportError(f"cannot lock {self.path}: it keeps being replaced", exit_code=2)
+        raise ReportError(_("cannot lock {path}: it keeps being replaced").format(path=self.path), exit_code=2)
 
     def __exit__(self, *exc):
         if self.fd is not None:
@@ -80,7 +83,7 @@ class ReportInterrupted(KeyboardInterrupt):
 
     def __init__(self, signum=signal.SIGINT):
         self.signum = int(signum)
-        super().__init__(f"stopped by {signal.Signals(signum).name}")
+        super().__init__(_("stopped by {signal}").format(signal=signal.Signals(signum).name))
 
 
 _STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n))
@@ -99,8 +102,8 @@ class _Signals:
         raise ReportInterrupted(signum)
 
     def _note(self, signum, frame):
-        print(f"accelkit report: {signal.Signals(signum).name} received; removing the partial report first",
-              file=sys.stderr, flush=True)
+        print(_("accelkit report: {signal} received; removing the partial report first").format(
+              signal=signal.Signals(signum).name), file=sys.stderr, flush=True)
 
     def __enter__(self):
         if self.active:
@@ -136,7 +139,7 @@ def _stop_kernels(before):
             child.terminate()
         except psutil.Error:
             pass
-    _, alive = psutil.wait_procs(mine, timeout=3)
+    _gone, alive = psutil.wait_procs(mine, timeout=3)
     for child in alive:
         try:
             child.kill()

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .. import units
+from ..i18n import _
 from .samples import MonitorError
 
 __all__ = ["add_parser", "run", "render_text"]
@@ -25,32 +26,32 @@ PROG = "accelkit monitor"
 
 def add_parser(sub):
     """Register the ``monitor`` subcommand on an argparse subparsers object."""
-    p = sub.add_parser("monitor", help="what your GPUs really do: utilisation, verdict, throttling, right-size",
-                       description="Read live NVML samples, nvidia-smi CSV logs or DCGM-exporter metrics in "
+    p = sub.add_parser("monitor", help=_("what your GPUs really do: utilisation, verdict, throttling, right-size"),
+                       description=_("Read live NVML samples, nvidia-smi CSV logs or DCGM-exporter metrics in "
                                    "Prometheus; print per-GPU figures, a verdict, throttling, topology warnings "
-                                   "and what the observed work needs of other devices.",
-                       epilog="examples: accelkit monitor --seconds 60 | accelkit monitor -- python train.py | "
+                                   "and what the observed work needs of other devices."),
+                       epilog=_("examples: accelkit monitor --seconds 60 | accelkit monitor -- python train.py | "
                               "accelkit monitor --log gpu.csv | accelkit monitor --prometheus http://prom:9090 "
-                              "--since 1h --match 'Hostname=\"node1\"'")
-    src = p.add_argument_group("source (one of)")
+                              "--since 1h --match 'Hostname=\"node1\"'"))
+    src = p.add_argument_group(_("source (one of)"))
     src.add_argument("--log", nargs="+", metavar="FILE",
-                     help="nvidia-smi --query-gpu=... --format=csv -l 1 log(s); one file per host")
-    src.add_argument("--prometheus", metavar="URL", help="Prometheus base URL holding DCGM-exporter metrics")
-    src.add_argument("--seconds", type=float, help="sample this machine's GPUs through NVML for N seconds")
-    src.add_argument("--example", action="store_true", help="the shipped synthetic 8 x A100 log at ~30 %%")
-    p.add_argument("--since", default="1h", help="with --prometheus: the window, e.g. 1h, 30m (default 1h)")
-    p.add_argument("--match", default=None, help="with --prometheus: label matchers, e.g. 'Hostname=\"node1\"'")
-    p.add_argument("--interval", type=float, default=1.0, help="live sampling interval [s] (default 1)")
-    p.add_argument("--topology", metavar="FILE|live", help="nvidia-smi topo -m output, or 'live' to run it")
-    p.add_argument("--device", help="catalogue name of the monitored GPU (default: from the samples)")
-    p.add_argument("--precision", default="bf16", help="workload precision for right-sizing (default bf16)")
+                     help=_("nvidia-smi --query-gpu=... --format=csv -l 1 log(s); one file per host"))
+    src.add_argument("--prometheus", metavar="URL", help=_("Prometheus base URL holding DCGM-exporter metrics"))
+    src.add_argument("--seconds", type=float, help=_("sample this machine's GPUs through NVML for N seconds"))
+    src.add_argument("--example", action="store_true", help=_("the shipped synthetic 8 x A100 log at ~30 %%"))
+    p.add_argument("--since", default="1h", help=_("with --prometheus: the window, e.g. 1h, 30m (default 1h)"))
+    p.add_argument("--match", default=None, help=_("with --prometheus: label matchers, e.g. 'Hostname=\"node1\"'"))
+    p.add_argument("--interval", type=float, default=1.0, help=_("live sampling interval [s] (default 1)"))
+    p.add_argument("--topology", metavar="FILE|live", help=_("nvidia-smi topo -m output, or 'live' to run it"))
+    p.add_argument("--device", help=_("catalogue name of the monitored GPU (default: from the samples)"))
+    p.add_argument("--precision", default="bf16", help=_("workload precision for right-sizing (default bf16)"))
     p.add_argument("--memory-layout", choices=("sharded", "replicated"), default="sharded",
-                   help="how the job holds its memory: split across the GPUs (sharded, default) or a copy "
-                        "on each (replicated, data parallel)")
-    p.add_argument("--candidates", type=int, default=8, help="right-size rows to show (default 8)")
-    p.add_argument("--json", metavar="FILE", help="write the summary to this JSON file")
-    p.add_argument("--force", action="store_true", help="replace an existing --json file")
-    p.add_argument("command", nargs=argparse.REMAINDER, help="-- command to run and sample while it runs")
+                   help=_("how the job holds its memory: split across the GPUs (sharded, default) or a copy "
+                        "on each (replicated, data parallel)"))
+    p.add_argument("--candidates", type=int, default=8, help=_("right-size rows to show (default 8)"))
+    p.add_argument("--json", metavar="FILE", help=_("write the summary to this JSON file"))
+    p.add_argument("--force", action="store_true", help=_("replace an existing --json file"))
+    p.add_argument("command", nargs=argparse.REMAINDER, help=_("-- command to run and sample while it runs"))
     p.set_defaults(func=run)
     return p
 
@@ -71,8 +72,10 @@ def _load(args):
                                     ("--seconds/-- command", args.seconds is not None or command),
                                     ("--example", args.example)) if on]
     if len(chosen) != 1:
-        raise MonitorError("give exactly one source: --log FILE, --prometheus URL, --seconds N, -- command ..., "
-                           "or --example" + (f" (got {', '.join(chosen)})" if chosen else ""))
+        message = _("give exactly one source: --log FILE, --prometheus URL, --seconds N, -- command ..., or --example")
+        if chosen:
+            message += " " + _("(got {options})").format(options=", ".join(chosen))
+        raise MonitorError(message)
     if args.log:
         return nvsmi.read_logs(args.log), None
     if args.prometheus:
@@ -90,15 +93,17 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
     """The report printed by the command (plain text)."""
     import pandas as pd
 
-    lines = [f"source: {summary.source}",
-             f"device: {summary.device or '(not in the catalogue)'}"
-             + (f" (reported as {summary.detected_name})" if summary.detected_name else "")
-             + f", {summary.n_gpus} GPU(s) on {summary.overall.get('n_hosts', 1)} host(s), "
-               f"{_num(summary.overall.get('duration_s'), '{:.0f}')} s"]
+    device = summary.device or _("(not in the catalogue)")
+    if summary.detected_name:
+        device = _("{device} (reported as {name})").format(device=device, name=summary.detected_name)
+    lines = [_("source: {source}").format(source=summary.source),
+             _("device: {device}, {gpus} GPU(s) on {hosts} host(s), {seconds} s").format(
+                 device=device, gpus=summary.n_gpus, hosts=summary.overall.get("n_hosts", 1),
+                 seconds=_num(summary.overall.get("duration_s"), "{:.0f}"))]
     if summary.note:
-        lines.append(f"note: {summary.note}")
+        lines.append(_("note: {note}").format(note=summary.note))
     for q in missing:
-        lines.append(f"note: no samples for {q}")
+        lines.append(_("note: no samples for {query}").format(query=q))
     d = summary.devices
     view = pd.DataFrame({
         "gpu": [f"{h}/{g}" if h else str(g) for h, g in zip(d["host"], d["gpu"])],
@@ -116,17 +121,18 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         "verdict": d["verdict"],
     })
     lines += ["", view.to_string(index=False), ""]
-    lines.append(f"effective_devices = {summary.effective_devices:.2f} (sum of the GPUs' mean utilisation); "
-                 f"mean {summary.mean_utilization:.0%}, p50 {summary.util_p50:.0%}, p95 {summary.util_p95:.0%}, "
-                 f"idle {summary.idle_fraction:.0%} of samples")
-    lines.append(f"verdict: {summary.verdict} -- {summary.reason}")
+    lines.append(_("effective_devices = {effective} (sum of the GPUs' mean utilisation); mean {mean}, p50 {p50}, "
+                   "p95 {p95}, idle {idle} of samples").format(
+        effective=f"{summary.effective_devices:.2f}", mean=f"{summary.mean_utilization:.0%}",
+        p50=f"{summary.util_p50:.0%}", p95=f"{summary.util_p95:.0%}", idle=f"{summary.idle_fraction:.0%}"))
+    lines.append(_("verdict: {verdict} -- {reason}").format(verdict=summary.verdict, reason=summary.reason))
     if summary.throttling:
-        lines.append("throttling:")
+        lines.append(_("throttling:"))
         lines += [f"  - {x['text']}" for x in summary.throttling]
     else:
-        lines.append("throttling: none seen (clocks at their maximum under load, no thermal or power cap)")
+        lines.append(_("throttling: none seen (clocks at their maximum under load, no thermal or power cap)"))
     if topology_warnings is not None:
-        lines.append("topology:" if topology_warnings else "topology: no warnings")
+        lines.append(_("topology:") if topology_warnings else _("topology: no warnings"))
         lines += [f"  - [{w['severity']}] {w['text']}" for w in topology_warnings]
     if table is not None:
         from .rightsize import sentence
@@ -143,9 +149,11 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
             "limited by": table["limited_by"],
             "TDP W": table["tdp_w_total"].map(lambda v: _num(v, "{:,.0f}")),
         })
-        what = f"{a['precision']} dense matmul" if a["basis"] == "compute" else "memory bandwidth"
-        lines += ["", f"right-size ({what}; achievable figures = datasheet × published efficiency; memory = sum of "
-                      f"the GPUs' peak use, {_num(units.bytes_to_gb(a['memory_needed_bytes']), '{:.0f}')} GB):",
+        what = (_("{precision} dense matmul").format(precision=a["precision"]) if a["basis"] == "compute"
+                else _("memory bandwidth"))
+        lines += ["", _("right-size ({basis}; achievable figures = datasheet × published efficiency; memory = sum of "
+                        "the GPUs' peak use, {memory} GB):").format(
+                          basis=what, memory=_num(units.bytes_to_gb(a["memory_needed_bytes"]), "{:.0f}")),
                   rows.to_string(index=False), "", sentence(table)]
     return "\n".join(lines)
 
@@ -155,9 +163,9 @@ def run(args):
     target = Path(args.json) if args.json else None
     if target is not None:
         if target.suffix.lower() != ".json":
-            return _fail(f"--json must name a .json file; got {args.json}")
+            return _fail(_("--json must name a .json file; got {path}").format(path=args.json))
         if target.exists() and not args.force:
-            return _fail(f"{target} already exists; add --force to replace it")
+            return _fail(_("{path} already exists; add --force to replace it").format(path=target))
     try:
         samples, returncode = _load(args)
         from .summary import summarize
@@ -180,7 +188,7 @@ def run(args):
         return _fail(str(exc))
     print(render_text(summary, table, topo_warnings, samples.attrs.get("missing", ())))
     if right_note:
-        print(f"right-size: skipped ({right_note})")
+        print(_("right-size: skipped ({reason})").format(reason=right_note))
     if target is not None:
         from .rightsize import measured_demand, sentence
 
@@ -193,14 +201,15 @@ def run(args):
             data["topology_warnings"] = topo_warnings
         try:
             if target.exists() and not args.force:  # appeared while sampling
-                return _fail(f"{target} already exists; add --force to replace it")
+                return _fail(_("{path} already exists; add --force to replace it").format(path=target))
             target.write_text(json.dumps(jsonable(data), indent=2, allow_nan=False, default=_json_default) + "\n",
                               encoding="utf-8")
         except (OSError, ValueError) as exc:
-            return _fail(f"cannot write {target}: {exc}")
-        print(f"summary written: {target}")
+            return _fail(_("cannot write {path}: {error}").format(path=target, error=exc))
+        print(_("summary written: {path}").format(path=target))
     if returncode not in (None, 0):
-        print(f"{PROG}: the monitored command exited with status {returncode}", file=sys.stderr)
+        print(f"{PROG}: " + _("the monitored command exited with status {status}").format(status=returncode),
+              file=sys.stderr)
         return 1
     return 0
 
