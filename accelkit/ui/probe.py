@@ -73,6 +73,16 @@ def _calibration_quantity(quantity):
     return quantity
 
 
+def _step_label(label):
+    """A step of :func:`accelkit.probes.run_all` ("matmul bf16", "memory copy", "mlp fp16") in words."""
+    first, _sep, rest = str(label).partition(" ")
+    if first == "matmul" and rest:
+        return _("matmul {dtype}").format(dtype=rest)
+    if first in ("mlp", "transformer") and rest:
+        return f"{_(first)} {rest}"
+    return _(label)
+
+
 def _results_table(results):
     """:func:`accelkit.probes.display_table` with translated headers and notes."""
     table = probes.display_table(results, max_note=10_000)
@@ -177,7 +187,7 @@ class ProbePanel(Panel):
     def _on_progress(self, done, total, label):
         self.progress.max = total
         self.progress.value = done
-        self.progress_label.value = f'<span class="ak-note">{done}/{total}: {html.escape(label)}</span>'
+        self.progress_label.value = f'<span class="ak-note">{done}/{total}: {html.escape(_step_label(label))}</span>'
 
     def run(self, device=None, quick=None):
         """Measure this machine now (blocking; the progress bar follows each step)."""
