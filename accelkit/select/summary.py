@@ -157,14 +157,11 @@ def _over(total, scenario):
 
 
 def _unrented(unit):
-    """``select.rank``'s ``purchase_unit`` without its leading verb ("rent 2 × B200" -> "2 × B200")."""
-    text = str(unit)
-    if text.startswith("rent "):
-        return text.removeprefix("rent ")
-    verb = _("rent")
-    if verb != "rent" and text.startswith(verb):
-        return text[len(verb):].lstrip()
-    return text
+    """``select.rank``'s ``purchase_unit`` without its leading verb ("rent 2 × B200" -> "2 × B200"),
+    in the language in use (:func:`accelkit.select.reasons.order_words`)."""
+    from .reasons import order_words
+
+    return order_words(unit)
 
 
 def plan_words(row, scenario):

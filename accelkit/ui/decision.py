@@ -356,14 +356,17 @@ class DecisionPanel(Panel):
             return f"ERROR: {self.error}"
         ranked = self.result["ranked"]
         short = ranked[ranked["status"] == "shortlisted"]
-        lines = [f"shortlisted: {len(short)}", f"cannot verify: {int((ranked['status'] == 'cannot verify').sum())}",
-                 f"excluded: {int((ranked['status'] == 'excluded').sum())}", f"headline: {self.result['headline']['text']}"]
+        n_unverified = int((ranked["status"] == "cannot verify").sum())
+        n_excluded = int((ranked["status"] == "excluded").sum())
+        lines = [_("shortlisted: {n}").format(n=len(short)), _("cannot verify: {n}").format(n=n_unverified),
+                 _("excluded: {n}").format(n=n_excluded),
+                 _("headline: {text}").format(text=self.result["headline"]["text"])]
         for i, (_i, row) in enumerate(short.head(3).iterrows(), 1):
             lines.append(f"#{i}: {row['name']} ({row['score']:.1f}); {plan_words(row, self.scenario)}")
         if self.sensitivity is not None:
             for _i, row in self.sensitivity[0].iterrows():
                 at = (f"{row['switches_at']:g} -> {row['new_winner']}" if row["switches_at"] == row["switches_at"]
-                      else f"no switch (lead >= {row['margin_min']:.1f})")
-                lines.append(f"sensitivity {row['assumption']}: {at}")
+                      else _("no switch (lead >= {lead})").format(lead=f"{row['margin_min']:.1f}"))
+                lines.append(_("sensitivity {assumption}: {change}").format(assumption=row["assumption"], change=at))
         return "\n".join(lines)
 
