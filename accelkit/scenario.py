@@ -23,6 +23,7 @@ from urllib.parse import parse_qs
 from . import units
 from ._validate import suggest
 from .errors import ScenarioError
+from .i18n import N_
 from .vocabulary import FRAMEWORKS, WORKLOADS
 from .errors import short_repr as _short
 from .scenario_fields import _choice, _device_names, _model_name, _num, _text, _text_list, _vendor_names, _weights
@@ -58,83 +59,83 @@ class Scenario:
     units people use (days, milliseconds) and converted by the formulas' callers.
     """
 
-    name: str = _spec("my scenario", _text, "A name for this scenario")
-    workload: str = _spec("training", _choice(WORKLOADS), "training, fine-tuning or inference")
-    model: str = _spec("Llama-2 7B", _model_name, "A model preset from data/models.csv, or 'custom'")
-    params: float | None = _spec(None, _num(low=1, allow_none=True), "Parameters of a custom model", "count")
+    name: str = _spec("my scenario", _text, N_("A name for this scenario"))
+    workload: str = _spec("training", _choice(WORKLOADS), N_("training, fine-tuning or inference"))
+    model: str = _spec("Llama-2 7B", _model_name, N_("A model preset from data/models.csv, or 'custom'"))
+    params: float | None = _spec(None, _num(low=1, allow_none=True), N_("Parameters of a custom model"), "count")
     n_layers: int | None = _spec(None, _num(low=1, high=10000, integer=True, allow_none=True),
-                                 "Layers of a custom decoder (empty: inferred from the nearest preset)", "count")
+                                 N_("Layers of a custom decoder (empty: inferred from the nearest preset)"), "count")
     d_model: int | None = _spec(None, _num(low=1, high=1e6, integer=True, allow_none=True),
-                                "Hidden width of a custom decoder (empty: inferred from the nearest preset)", "count")
-    tokens: float = _spec(2e10, _num(low=1), "Training tokens (or samples) to process", "count")
+                                N_("Hidden width of a custom decoder (empty: inferred from the nearest preset)"), "count")
+    tokens: float = _spec(2e10, _num(low=1), N_("Training tokens (or samples) to process"), "count")
     batch_size: int = _spec(16, _num(low=1, high=1e7, integer=True),
-                            "Sequences held in memory at once across the cluster (training) or decoded together (inference)",
+                            N_("Sequences held in memory at once across the cluster (training) or decoded together (inference)"),
                             "count")
-    seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), "Tokens per sequence", "tokens")
-    output_tokens: int = _spec(256, _num(low=1, high=_MAX_COUNT, integer=True), "Tokens generated per request (inference)", "tokens")
-    precision: str = _spec("bf16", _choice(PRECISIONS), "Compute precision")
+    seq_len: int = _spec(2048, _num(low=1, high=1e7, integer=True), N_("Tokens per sequence"), "tokens")
+    output_tokens: int = _spec(256, _num(low=1, high=_MAX_COUNT, integer=True), N_("Tokens generated per request (inference)"), "tokens")
+    precision: str = _spec("bf16", _choice(PRECISIONS), N_("Compute precision"))
     utilization: float | None = _spec(None, _num(low=0, high=1, low_open=True, allow_none=True),
-                                      "Your own MFU (fraction of the dense peak; accelkit probe --train measures it) instead of the projected one; "
-                                      "empty: projected by the engine", "0-1")
-    time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), "Finish training within", "days")
+                                      N_("Your own MFU (fraction of the dense peak; accelkit probe --train measures it) instead of the projected one; "
+                                      "empty: projected by the engine"), "0-1")
+    time_target_days: float = _spec(30.0, _num(low=0, high=3650, low_open=True), N_("Finish training within"), "days")
     latency_target_ms: float = _spec(100.0, _num(low=0, high=1e7, low_open=True),
-                                     "Time per output token target (inference, median)", "ms")
+                                     N_("Time per output token target (inference, median)"), "ms")
     ttft_target_ms: float | None = _spec(None, _num(low=0, high=1e7, low_open=True, allow_none=True),
-                                         "Time to first token target (LLM serving, median); empty: none", "ms")
-    requests_per_s: float = _spec(1.0, _num(low=0, high=_MAX_RATE, low_open=True), "Inference requests per second to serve", "1/s")
-    budget_usd: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Total budget over the horizon", "USD")
-    power_envelope_w: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), "Power available per device", "W")
-    deployment: str = _spec("cloud", _choice(DEPLOYMENTS), "cloud, on-prem or edge")
+                                         N_("Time to first token target (LLM serving, median); empty: none"), "ms")
+    requests_per_s: float = _spec(1.0, _num(low=0, high=_MAX_RATE, low_open=True), N_("Inference requests per second to serve"), "1/s")
+    budget_usd: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), N_("Total budget over the horizon"), "USD")
+    power_envelope_w: float | None = _spec(None, _num(low=0, allow_none=True, low_open=True), N_("Power available per device"), "W")
+    deployment: str = _spec("cloud", _choice(DEPLOYMENTS), N_("cloud, on-prem or edge"))
     segments: list = field(
-        default_factory=list, metadata={"check": _text_list(SEGMENTS), "help": "Allowed segments (empty: all)", "unit": ""}
+        default_factory=list, metadata={"check": _text_list(SEGMENTS), "help": N_("Allowed segments (empty: all)"), "unit": ""}
     )
     frameworks: list = field(
         default_factory=lambda: ["pytorch"],
-        metadata={"check": _text_list(FRAMEWORKS), "help": "Frameworks that must work", "unit": ""},
+        metadata={"check": _text_list(FRAMEWORKS), "help": N_("Frameworks that must work"), "unit": ""},
     )
-    custom_cuda_kernels: bool = _spec(False, None, "The team owns custom CUDA kernels")
-    search_configurations: bool = _spec(True, None, "Search each device's best configuration (ZeRO stage, "
-                                        "tensor parallel, batch, precision) instead of taking the scenario's as given")
-    allow_lower_precision: bool = _spec(False, None, "Let the search try precisions below the scenario's "
-                                        "(fp8, int8, int4 weights): faster, with a quality risk to check")
-    exclude_unknown: bool = _spec(False, None, "Exclude devices with an unknown criterion (no price) instead of "
-                                  "scoring them on the criteria that are known")
+    custom_cuda_kernels: bool = _spec(False, None, N_("The team owns custom CUDA kernels"))
+    search_configurations: bool = _spec(True, None, N_("Search each device's best configuration (ZeRO stage, "
+                                        "tensor parallel, batch, precision) instead of taking the scenario's as given"))
+    allow_lower_precision: bool = _spec(False, None, N_("Let the search try precisions below the scenario's "
+                                        "(fp8, int8, int4 weights): faster, with a quality risk to check"))
+    exclude_unknown: bool = _spec(False, None, N_("Exclude devices with an unknown criterion (no price) instead of "
+                                  "scoring them on the criteria that are known"))
     devices: list = field(
-        default_factory=list, metadata={"check": _device_names, "help": "Devices shortlisted so far", "unit": ""}
+        default_factory=list, metadata={"check": _device_names, "help": N_("Devices shortlisted so far"), "unit": ""}
     )
     vendors: list = field(
-        default_factory=list, metadata={"check": _vendor_names, "help": "Only these vendors (empty: every vendor)", "unit": ""}
+        default_factory=list, metadata={"check": _vendor_names, "help": N_("Only these vendors (empty: every vendor)"), "unit": ""}
     )
     exclude_vendors: list = field(
-        default_factory=list, metadata={"check": _vendor_names, "help": "Never these vendors", "unit": ""}
+        default_factory=list, metadata={"check": _vendor_names, "help": N_("Never these vendors"), "unit": ""}
     )
-    market: str = _spec("global", _choice(MARKETS), "Where the hardware is bought: global, or china (US export "
-                        "controls applied, as data/device_facts.csv records them)")
-    cloud_pricing: str = _spec("on-demand", _choice(CLOUD_PRICINGS), "Cloud price policy: on-demand (median across "
-                               "providers), committed-1y, committed-3y, or lowest (the single cheapest listing)")
+    market: str = _spec("global", _choice(MARKETS), N_("Where the hardware is bought: global, or china (US export "
+                        "controls applied, as data/device_facts.csv records them)"))
+    cloud_pricing: str = _spec("on-demand", _choice(CLOUD_PRICINGS), N_("Cloud price policy: on-demand (median across "
+                               "providers), committed-1y, committed-3y, or lowest (the single cheapest listing)"))
     providers: list = field(
-        default_factory=list, metadata={"check": _text_list(), "help": "Cloud providers to price from (empty: every "
-                                        "provider in data/cloud_prices.csv)", "unit": ""}
+        default_factory=list, metadata={"check": _text_list(), "help": N_("Cloud providers to price from (empty: every "
+                                        "provider in data/cloud_prices.csv)"), "unit": ""}
     )
-    target_headroom: float = _spec(0.25, _num(low=0, high=10), "Speed beyond the target that still counts in the "
-                                   "ranking (0.25: up to 25 % faster than needed); more is not rewarded", "fraction")
-    n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), "Devices in the cluster (the most the "
-                           "decision may use, for every workload)", "count")
-    zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), "ZeRO stage for training memory (0-3)", "")
-    finetune_method: str = _spec("full", _choice(FINETUNE_METHODS), "Fine-tuning method (workload fine-tuning): "
+    target_headroom: float = _spec(0.25, _num(low=0, high=10), N_("Speed beyond the target that still counts in the "
+                                   "ranking (0.25: up to 25 % faster than needed); more is not rewarded"), "fraction")
+    n_devices: int = _spec(8, _num(low=1, high=_MAX_COUNT, integer=True), N_("Devices in the cluster (the most the "
+                           "decision may use, for every workload)"), "count")
+    zero_stage: int = _spec(1, _num(low=0, high=3, integer=True), N_("ZeRO stage for training memory (0-3)"), "")
+    finetune_method: str = _spec("full", _choice(FINETUNE_METHODS), N_("Fine-tuning method (workload fine-tuning): "
                                  "full (every weight trained), lora (low-rank adapters on frozen 16-bit weights) or "
-                                 "qlora (adapters on frozen 4-bit NF4 weights, paged optimizer)")
-    lora_rank: int = _spec(16, _num(low=1, high=65536, integer=True), "Rank r of the LoRA / QLoRA adapters (one pair "
-                           "of r-wide matrices on every linear layer)", "")
-    horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), "TCO horizon", "months")
-    hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), "Hours per day in use", "h")
-    electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), "Electricity tariff", "USD/kWh")
-    pue: float = _spec(1.4, _num(low=1, high=5), "Power usage effectiveness of the hall", "")
-    streams: int = _spec(10, _num(low=1, high=_MAX_COUNT, integer=True), "Video streams (edge)", "count")
-    frames_per_s: float = _spec(30.0, _num(low=0, high=1e4, low_open=True), "Frames per second per stream (edge)", "1/s")
+                                 "qlora (adapters on frozen 4-bit NF4 weights, paged optimizer)"))
+    lora_rank: int = _spec(16, _num(low=1, high=65536, integer=True), N_("Rank r of the LoRA / QLoRA adapters (one pair "
+                           "of r-wide matrices on every linear layer)"), "")
+    horizon_months: int = _spec(36, _num(low=1, high=600, integer=True), N_("TCO horizon"), "months")
+    hours_per_day: float = _spec(24.0, _num(low=0, high=24, low_open=True), N_("Hours per day in use"), "h")
+    electricity_usd_per_kwh: float = _spec(0.15, _num(low=0, high=10), N_("Electricity tariff"), "USD/kWh")
+    pue: float = _spec(1.4, _num(low=1, high=5), N_("Power usage effectiveness of the hall"), "")
+    streams: int = _spec(10, _num(low=1, high=_MAX_COUNT, integer=True), N_("Video streams (edge)"), "count")
+    frames_per_s: float = _spec(30.0, _num(low=0, high=1e4, low_open=True), N_("Frames per second per stream (edge)"), "1/s")
     weights: dict = field(
         default_factory=dict,
-        metadata={"check": _weights, "help": "Ranking weights per criterion (0-100)", "unit": ""},
+        metadata={"check": _weights, "help": N_("Ranking weights per criterion (0-100)"), "unit": ""},
     )
 
     def __post_init__(self):
@@ -460,7 +461,7 @@ def load(path):
     return Scenario.load(path)
 
 
-#: field name -> (help text, unit)
+#: field name -> (help text, unit); the help texts are marked for translation: show them as ``_(text)``
 FIELD_HELP = {f.name: (f.metadata.get("help", ""), f.metadata.get("unit", "")) for f in fields(Scenario)}
 
 
