@@ -189,3 +189,12 @@ def test_command_language_reads_the_option_before_the_environment():
     assert cli.command_language(["devices"], environ={}) == "en"
     # after "--" the words belong to a monitored command
     assert cli.command_language(["monitor", "--", "train.py", "--lang", "zh_CN"], environ={}) == "en"
+
+
+def test_the_monitor_command_speaks_chinese_with_lang(tmp_path):
+    run = _run("--lang", "zh_CN", "monitor", "--example", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    for words in ("来源：", "设备：", "结论：", "合理配置（", "功耗/上限"):
+        assert words in run.stdout, words
+    english = _run("monitor", "--example", env={"ACCELKIT_LANG": ""}, cwd=tmp_path)
+    assert english.stdout.startswith("source: ") and "power/limit" in english.stdout

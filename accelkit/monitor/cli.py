@@ -106,21 +106,22 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         lines.append(_("note: no samples for {query}").format(query=q))
     d = summary.devices
     view = pd.DataFrame({
-        "gpu": [f"{h}/{g}" if h else str(g) for h, g in zip(d["host"], d["gpu"])],
-        "util mean": d["util_mean"].map(lambda v: _num(v, "{:.0%}")),
+        _("gpu"): [f"{h}/{g}" if h else str(g) for h, g in zip(d["host"], d["gpu"])],
+        _("util mean"): d["util_mean"].map(lambda v: _num(v, "{:.0%}")),
         "p50": d["util_p50"].map(lambda v: _num(v, "{:.0%}")),
         "p95": d["util_p95"].map(lambda v: _num(v, "{:.0%}")),
-        "idle": d["idle_fraction"].map(lambda v: _num(v, "{:.0%}")),
+        _("idle"): d["idle_fraction"].map(lambda v: _num(v, "{:.0%}")),
         "SM": d["sm_active_mean"].map(lambda v: _num(v, "{:.0%}")),
-        "tensor": d["tensor_active_mean"].map(lambda v: _num(v, "{:.0%}")),
+        _("tensor"): d["tensor_active_mean"].map(lambda v: _num(v, "{:.0%}")),
         "DRAM": d["dram_active_mean"].map(lambda v: _num(v, "{:.0%}")),
-        "mem used GiB": (units.bytes_to_gib(d["memory_used_max_bytes"])).map(lambda v: _num(v, "{:.1f}")),
-        "power/limit": d["power_fraction"].map(lambda v: _num(v, "{:.0%}")),
-        "clock/max": d["clock_fraction"].map(lambda v: _num(v, "{:.0%}")),
-        "max °C": d["temperature_max_c"].map(lambda v: _num(v, "{:.0f}")),
-        "verdict": d["verdict"],
+        _("mem used GiB"): (units.bytes_to_gib(d["memory_used_max_bytes"])).map(lambda v: _num(v, "{:.1f}")),
+        _("power/limit"): d["power_fraction"].map(lambda v: _num(v, "{:.0%}")),
+        _("clock/max"): d["clock_fraction"].map(lambda v: _num(v, "{:.0%}")),
+        _("max °C"): d["temperature_max_c"].map(lambda v: _num(v, "{:.0f}")),
+        _("verdict"): d["verdict"],
     })
-    lines += ["", view.to_string(index=False), ""]
+    with pd.option_context("display.unicode.east_asian_width", True):  # Chinese headers keep the columns aligned
+        lines += ["", view.to_string(index=False), ""]
     lines.append(_("effective_devices = {effective} (sum of the GPUs' mean utilisation); mean {mean}, p50 {p50}, "
                    "p95 {p95}, idle {idle} of samples").format(
         effective=f"{summary.effective_devices:.2f}", mean=f"{summary.mean_utilization:.0%}",
@@ -141,12 +142,12 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         unit = "TFLOP/s" if a["basis"] == "compute" else "GB/s"
         scale = units.TERA if a["basis"] == "compute" else units.GIGA
         rows = pd.DataFrame({
-            "device": table["name"] + table["is_monitored"].map({True: " (monitored)", False: ""}),
-            f"rate {unit}": (table["rate"] / scale).map(lambda v: f"{v:,.0f}"),
-            "for the work": table["devices_for_work"].map(lambda v: f"{v:.2f}"),
-            "for the memory": table["devices_for_memory"].map(lambda v: _num(v, "{:.2f}")),
-            "devices": table["devices"].map(lambda v: f"{int(v)}"),
-            "limited by": table["limited_by"],
+            _("device"): table["name"] + table["is_monitored"].map({True: " " + _("(monitored)"), False: ""}),
+            _("rate {unit}").format(unit=unit): (table["rate"] / scale).map(lambda v: f"{v:,.0f}"),
+            _("for the work"): table["devices_for_work"].map(lambda v: f"{v:.2f}"),
+            _("for the memory"): table["devices_for_memory"].map(lambda v: _num(v, "{:.2f}")),
+            _("devices"): table["devices"].map(lambda v: f"{int(v)}"),
+            _("limited by"): table["limited_by"],
             "TDP W": table["tdp_w_total"].map(lambda v: _num(v, "{:,.0f}")),
         })
         what = (_("{precision} dense matmul").format(precision=a["precision"]) if a["basis"] == "compute"
@@ -154,8 +155,15 @@ def render_text(summary, table=None, topology_warnings=None, missing=()):
         lines += ["", _("right-size ({basis}; achievable figures = datasheet × published efficiency; memory = sum of "
                         "the GPUs' peak use, {memory} GB):").format(
                           basis=what, memory=_num(units.bytes_to_gb(a["memory_needed_bytes"]), "{:.0f}")),
-                  rows.to_string(index=False), "", sentence(table)]
+                  _table_text(rows), "", sentence(table)]
     return "\n".join(lines)
+
+
+def _table_text(frame):
+    import pandas as pd
+
+    with pd.option_context("display.unicode.east_asian_width", True):
+        return frame.to_string(index=False)
 
 
 def run(args):
