@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ._validate import check_fraction, check_positive
+from .i18n import N_
 
 __all__ = [
     "training_flops",
@@ -149,13 +150,14 @@ def seed_claim_check(params=1e8, batch_size=32, iters_per_s=10, tokens_per_sampl
     per_sample = 6.0 * params * batch_size * iters_per_s
     per_token = training_flops(params, batch_size * iters_per_s * tokens_per_sample)
     rows = [
-        ("article's claim", claimed_flops_per_s, "what the text says the example needs"),
-        ("article's formula, computed", seed, "params × 3 × batch × it/s, multiplied out"),
-        ("6·N per sample", per_sample, "2 FLOP forward + 4 backward per parameter per sample"),
+        # the words are marked for translation; the panel translates them where it shows them
+        (N_("article's claim"), claimed_flops_per_s, N_("what the text says the example needs")),
+        (N_("article's formula, computed"), seed, N_("params × 3 × batch × it/s, multiplied out")),
+        (N_("6·N per sample"), per_sample, N_("2 FLOP forward + 4 backward per parameter per sample")),
         (
             f"6·N per token ({tokens_per_sample:g} tokens/sample)",
             per_token,
-            "the same rule when each sample is a token sequence (transformers)",
+            N_("the same rule when each sample is a token sequence (transformers)"),
         ),
     ]
     frame = pd.DataFrame(rows, columns=["method", "flops_per_s", "explanation"])

@@ -70,17 +70,19 @@ def compute_need(scenario):
 
         per_sample = 3.0 * _frame_flops(preset)[0]
         return _training_need(scenario, per_sample, "samples",
-                              f"3 × {per_sample / 3.0 / units.GIGA:.3g} GFLOP forward per sample × "
-                              f"{scenario.tokens:.3g} samples (forward + backward ≈ 3 forward passes, Kaplan et al. "
-                              "2020 §2.1)")
+                              _("3 × {gflop} GFLOP forward per sample × {samples} samples (forward + backward ≈ 3 "
+                                "forward passes, Kaplan et al. 2020 §2.1)").format(
+                                  gflop=f"{per_sample / 3.0 / units.GIGA:.3g}", samples=f"{scenario.tokens:.3g}"))
     if scenario.workload in TRAINING_WORKLOADS:
         from .projection.finetune import flops_per_token, scenario_finetune
 
         ft = scenario_finetune(scenario)  # LoRA / QLoRA: forward and activation gradients, no frozen weight gradients
         per_token = flops_per_token(n_active, ft)
-        rule = (f"6 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens (Kaplan et al. 2020)"
-                if ft["method"] == "full" else f"4 × {n_active:.3g} parameters × {scenario.tokens:.3g} tokens + 6 × "
-                f"adapters ({ft['method']}: frozen weights get no weight gradient, Hu et al. 2021 §4.2)")
+        words = {"params": f"{n_active:.3g}", "tokens": f"{scenario.tokens:.3g}", "method": ft["method"]}
+        rule = (_("6 × {params} parameters × {tokens} tokens (Kaplan et al. 2020)").format(**words)
+                if ft["method"] == "full" else
+                _("4 × {params} parameters × {tokens} tokens + 6 × adapters ({method}: frozen weights get no weight "
+                  "gradient, Hu et al. 2021 §4.2)").format(**words))
         return _training_need(scenario, per_token, "tokens", rule)
     kind = preset["kind"] if preset is not None else "decoder"
     if kind in ("cnn", "vit"):
@@ -90,8 +92,8 @@ def compute_need(scenario):
         return {
             "total_flops": per_request, "required_flops_per_s": per_request * rate, "flops_per_token": per_request,
             "deadline_s": np.nan, "work_unit": "frames", "requests_per_s": rate,
-            "rule": (f"{per_request / units.GIGA:.3g} GFLOP per frame × {scenario.streams} streams × "
-                     f"{scenario.frames_per_s:g} frames/s"),
+            "rule": _("{gflop} GFLOP per frame × {streams} streams × {fps} frames/s").format(
+                gflop=f"{per_request / units.GIGA:.3g}", streams=scenario.streams, fps=f"{scenario.frames_per_s:g}"),
         }
     tokens_per_request = scenario.seq_len + (scenario.output_tokens if kind in ("decoder", "moe-decoder") else 0)
     per_request = demand.inference_flops(n_active, tokens_per_request)
@@ -103,8 +105,8 @@ def compute_need(scenario):
         "deadline_s": np.nan,
         "work_unit": "tokens" if kind in ("decoder", "moe-decoder") else "requests",
         "requests_per_s": scenario.requests_per_s,
-        "rule": (f"2 × {n_active:.3g} parameters × {tokens_per_request} tokens per request × "
-                 f"{scenario.requests_per_s:g} requests/s"),
+        "rule": _("2 × {params} parameters × {tokens} tokens per request × {rps} requests/s").format(
+            params=f"{n_active:.3g}", tokens=tokens_per_request, rps=f"{scenario.requests_per_s:g}"),
     }
 
 

@@ -15,14 +15,14 @@ def cumulative_cost_chart(cumulative, title, break_even_month=None):
     traces = [{
         "type": "scatter", "x": group["month"], "y": group["cumulative_usd"], "mode": "lines", "name": option,
         "line": {"color": PALETTE[i % len(PALETTE)], "width": 3 if i == 0 else 2},
-        "hovertemplate": f"{option}<br>month %{{x}}: $%{{y:,.0f}} so far<extra></extra>",
+        "hovertemplate": option + "<br>" + _("month") + " %{x}: $%{y:,.0f}<extra></extra>",
     } for i, (option, group) in enumerate(cumulative.groupby("option", sort=False))]
     shapes, notes = [], []
     if break_even_month is not None and break_even_month == break_even_month:
-        shapes, notes = reference_lines("v", [break_even_month], [f"break-even: month {break_even_month:.0f}"],
+        shapes, notes = reference_lines("v", [break_even_month], [_("break-even: month {month}").format(month=f"{break_even_month:.0f}")],
                                         ["#444444"], dash="dash", label_position=0.95, font_size=11)
-    return figure(traces, title, shapes=shapes, annotations=notes, height=420, xaxis={"title": "month"},
-                  yaxis={"title": "cumulative cost [USD]"})
+    return figure(traces, title, shapes=shapes, annotations=notes, height=420, xaxis={"title": _("month")},
+                  yaxis={"title": _("cumulative cost [USD]")})
 
 
 def latency_chart(table, title):
@@ -31,23 +31,23 @@ def latency_chart(table, title):
                "marker": {"color": PALETTE[i % len(PALETTE)]},
                "hovertemplate": f"{component}: %{{x:.1f}} ms<extra></extra>"}
               for i, (component, group) in enumerate(table.groupby("component", sort=False))]
-    return figure(traces, title, barmode="stack", xaxis={"title": "latency per frame [ms]"}, height=300)
+    return figure(traces, title, barmode="stack", xaxis={"title": _("latency per frame [ms]")}, height=300)
 
 
 def job_energy_chart(table, title):
     """Energy (bars) and CO2 (hover) of the scenario's job per device."""
     data = table.dropna(subset=["energy_kwh"]).sort_values("energy_kwh")
     if data.empty:
-        return empty_figure("No selected device has both a peak at this precision and a TDP", title)
+        return empty_figure(_("No selected device has both a peak at this precision and a TDP"), title)
     bar = {
         "type": "bar", "x": data["energy_kwh"], "y": data["name"], "orientation": "h",
         "marker": {"color": [vendor_color(v) for v in data["vendor"]]},
         "customdata": np.stack([data["co2_kg"], data["device_hours"], data["tdp_w"]], axis=-1),
         "hovertemplate": "<b>%{y}</b><br>%{x:,.0f} kWh<br>%{customdata[0]:,.0f} kg CO2e"
-                         "<br>%{customdata[1]:,.0f} device-hours at %{customdata[2]:.0f} W<extra></extra>",
+                         "<br>%{customdata[1]:,.0f} " + _("device-hours") + ", %{customdata[2]:.0f} W<extra></extra>",
     }
     return figure([bar], title, height=max(300, 26 * len(data) + 130),
-                  xaxis={"title": "energy [kWh] (TDP × device-hours × PUE)"})
+                  xaxis={"title": _("energy [kWh] (TDP × device-hours × PUE)")})
 
 
 #: how a device is paid for, in words (translated where shown)

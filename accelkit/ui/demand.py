@@ -36,6 +36,14 @@ _UNIT_WORDS = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("r
 _ONE_WORDS = {"tokens": N_("output token"), "frames": N_("frame"), "requests": N_("request"), "samples": N_("sample")}
 
 
+def _default_devices(scenario, catalog):
+    """The devices a chapter lists when the person picked none: the edge boxes for an edge deployment
+    (those the decision ranks first there), the usual datacentre set otherwise."""
+    if scenario.deployment == "edge":
+        return catalog.loc[catalog["segment"] == "edge", "name"].tolist()
+    return [d for d in C.DEFAULT_DEVICES if d in set(catalog["name"])]
+
+
 class DemandPanel(Panel):
     """From model size and data (or the source text's rule) to devices and days."""
 
@@ -47,29 +55,29 @@ class DemandPanel(Panel):
         self.measurements = ProbeMeasurements(measured_results)
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
-        devices = s.devices or [d for d in C.DEFAULT_DEVICES if d in set(self.catalog["name"])]
+        devices = s.devices or _default_devices(s, self.catalog)
         self.controls = {
-            "workload": C.choice("workload", ["training", "fine-tuning", "inference"], s.workload, width="210px"),
+            "workload": C.choice(_("workload"), ["training", "fine-tuning", "inference"], s.workload, width="210px"),
             "model": C.model_picker(s.model if s.model != "custom" else "custom"),
-            "params_b": C.number("custom size", (s.params or 7e9) / _B, "billion params", width="260px"),
-            "tokens_b": C.number("training tokens", s.tokens / _B, "billion", width="250px"),
-            "time_target_days": C.number("finish within", s.time_target_days, "days", width="220px"),
-            "requests_per_s": C.number("requests", s.requests_per_s, "per s", width="200px"),
-            "seq_len": C.integer("sequence length", s.seq_len, "tokens", width="250px"),
-            "batch_size": C.integer("batch", s.batch_size, "sequences", width="210px"),
+            "params_b": C.number(_("custom size"), (s.params or 7e9) / _B, _("billion params"), width="260px"),
+            "tokens_b": C.number(_("training tokens"), s.tokens / _B, _("billion"), width="250px"),
+            "time_target_days": C.number(_("finish within"), s.time_target_days, _("days"), width="220px"),
+            "requests_per_s": C.number(_("requests"), s.requests_per_s, _("per s"), width="200px"),
+            "seq_len": C.integer(_("sequence length"), s.seq_len, _("tokens"), width="250px"),
+            "batch_size": C.integer(_("batch"), s.batch_size, _("sequences"), width="210px"),
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
             **dict(zip(("own_mfu", "utilization"), C.own_mfu(s.utilization))),
-            "n_devices": C.integer("cluster size", s.n_devices, "devices", width="220px"),
-            "zero_stage": C.choice("ZeRO stage", [0, 1, 2, 3], s.zero_stage, width="150px",
-                                   tooltip="0: replicate everything; 1: shard optimizer; 2: +gradients; 3: +weights"),
+            "n_devices": C.integer(_("cluster size"), s.n_devices, _("devices"), width="220px"),
+            "zero_stage": C.choice(_("ZeRO stage"), [0, 1, 2, 3], s.zero_stage, width="150px",
+                                   tooltip=_("0: replicate everything; 1: shard optimizer; 2: +gradients; 3: +weights")),
             "devices": C.device_picker(self.catalog, devices),
-            "use_measurements": C.toggle("use my measurements", use_measurements,
-                                         tooltip="replace the published efficiencies of the measured device with "
-                                                 "chapter 08's results (measured_results)"),
-            "seed_params": C.number("params", seed_params, "count", width="200px"),
-            "seed_batch": C.integer("batch", seed_batch, "", width="140px"),
-            "seed_iters_per_s": C.number("iterations", seed_iters_per_s, "per s", width="200px"),
-            "seed_tokens_per_sample": C.integer("tokens per sample", seed_tokens_per_sample, "", width="200px"),
+            "use_measurements": C.toggle(_("use my measurements"), use_measurements,
+                                         tooltip=_("replace the published efficiencies of the measured device with "
+                                                   "chapter 08's results (measured_results)")),
+            "seed_params": C.number(_("params"), seed_params, _("count"), width="200px"),
+            "seed_batch": C.integer(_("batch"), seed_batch, "", width="140px"),
+            "seed_iters_per_s": C.number(_("iterations"), seed_iters_per_s, _("per s"), width="200px"),
+            "seed_tokens_per_sample": C.integer(_("tokens per sample"), seed_tokens_per_sample, "", width="200px"),
         }
         self.bind("workload", "workload")
         self.bind("model", "model")
@@ -82,16 +90,16 @@ class DemandPanel(Panel):
         self.measured_note, self._measured_fields = "", {}
         given = measured_demand if str(measured_demand).strip().lower() not in ("", "example") else None
         self.measured_picker = FilePicker(
-            "my cluster", builtin=[("example (8 × A100 at 30 %)", "example")], accept=".json,.csv,.txt,.log",
+            _("my cluster"), builtin=[(_("example (8 × A100 at 30 %)"), "example")], accept=".json,.csv,.txt,.log",
             suffixes=(".json", ".csv", ".txt", ".log"), given=given, width="330px")
-        self.measured_picker.choice.tooltip = ("what `accelkit monitor --json` (chapter 11) measured, or an nvidia-smi "
-                                               "log: upload it; 'example' is the shipped 8 × A100 at 30 %")
+        self.measured_picker.choice.tooltip = _("what `accelkit monitor --json` (chapter 11) measured, or an "
+                                                 "nvidia-smi log: upload it; 'example' is the shipped 8 × A100 at 30 %")
         self.measured_controls = {
             "source": self.measured_picker.choice,
             "upload": self.measured_picker.upload,
-            "button": W.Button(description="Use my cluster's pace", icon="tachometer",
-                               tooltip="set the time target (training) or request rate (serving) to the work your "
-                                       "GPUs really do", layout=W.Layout(width="200px")),
+            "button": W.Button(description=_("Use my cluster's pace"), icon="tachometer",
+                               tooltip=_("set the time target (training) or request rate (serving) to the work your "
+                                         "GPUs really do"), layout=W.Layout(width="200px")),
         }
         self.measured_controls["button"].on_click(lambda _b: self.use_measured())
         self.words = T.WordsBox(TERMS)
@@ -141,11 +149,11 @@ class DemandPanel(Panel):
     def layout(self):
         c = self.controls
         boxes = C.groups(
-            C.group("Workload", [c["workload"], c["model"], c["params_b"], c["tokens_b"], c["time_target_days"],
+            C.group(_("Workload"), [c["workload"], c["model"], c["params_b"], c["tokens_b"], c["time_target_days"],
                                  c["requests_per_s"], c["seq_len"], c["batch_size"]]),
-            C.group("Hardware", [c["precision"], c["own_mfu"], c["utilization"], c["use_measurements"], c["n_devices"],
+            C.group(_("Hardware"), [c["precision"], c["own_mfu"], c["utilization"], c["use_measurements"], c["n_devices"],
                                  c["zero_stage"], c["devices"]]),
-            C.group("The source text's rule", [c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
+            C.group(_("The source text's rule"), [c["seed_params"], c["seed_batch"], c["seed_iters_per_s"],
                                                c["seed_tokens_per_sample"]]),
         )
         f, t = self.figure_outputs, self.table_outputs
@@ -238,9 +246,10 @@ class DemandPanel(Panel):
                                                hours=f"{cheap['device_hours']:,.0f}",
                                                rate=f"${cheap['cloud_usd_per_hour']:.2f}"))
         elif not known.empty:
-            summary.append(_("The model does not fit on any selected device{where}: no device count, time or rent "
-                             "is shown for them.").format(
-                where=_(" on {n} devices").format(n=s.n_devices) if training else ""))
+            summary.append((_("The model does not fit on {n} of any selected device: no time or rent is shown for "
+                              "them.") if training else
+                            _("The model does not fit on any selected device: no time or rent is shown for them."))
+                           .format(n=s.n_devices))
         unfit = known[~known["name"].isin(fitting["name"])]["name"].tolist()
         if len(unfit) and not fitting.empty:
             summary.append((_("Does not fit on {n} devices (left out of the fewest, fastest and cheapest): {names}.")
@@ -258,7 +267,13 @@ class DemandPanel(Panel):
         if training and s.zero_stage < 3 and not known.empty:
             anchor = best if not fitting.empty else known.sort_values("min_devices_memory").iloc[0]
             sharded = sizing.per_device(s.copy().update(zero_stage=3), self.catalog, [anchor["name"]]).iloc[0]
-            if sharded["min_devices_memory"] < anchor["min_devices_memory"]:
+            if sharded["min_devices_memory"] < anchor["min_devices_memory"] and not np.isfinite(
+                    anchor["min_devices_memory"]):
+                summary.append(_(
+                    "ZeRO-3 (weights, gradients and optimizer sharded) would hold the memory on {n} × {name}, which "
+                    "ZeRO-{stage} cannot hold on any number of them.").format(
+                    n=people(sharded["min_devices_memory"]), name=anchor["name"], stage=s.zero_stage))
+            elif sharded["min_devices_memory"] < anchor["min_devices_memory"]:
                 summary.append(_(
                     "ZeRO-3 (weights, gradients and optimizer sharded) would hold the memory on {n} × {name} instead "
                     "of {before}.").format(n=people(sharded["min_devices_memory"]), name=anchor["name"],
@@ -348,7 +363,13 @@ class DemandPanel(Panel):
                _("for the target"): people_format(), _("for memory"): people_format(),
                _("devices needed"): people_format(), _("device-hours"): people_format(),
                _("rent [USD]"): people_format()}
-        seed_shown = seed.assign(tflops=seed["flops_per_s"] / units.TERA)[["method", "tflops", "ratio_to_claim", "explanation"]]
+        # the source text's example in words of the reader's language (the data keep their English names)
+        seed_words = seed.assign(
+            method=[_(m) if i < 3 else _("6·N per token ({tokens} tokens/sample)").format(
+                tokens=f"{c['seed_tokens_per_sample']:g}") for i, m in enumerate(seed["method"])],
+            explanation=[_(e) for e in seed["explanation"]])
+        seed_shown = seed_words.assign(tflops=seed["flops_per_s"] / units.TERA)[
+            ["method", "tflops", "ratio_to_claim", "explanation"]]
         seed_shown.columns = [_("method"), "TFLOP/s", _("× the claim"), _("why")]
         return {
             "need": need, "table": table, "memory": mem, "seed": seed, "decision": decision,
@@ -357,7 +378,7 @@ class DemandPanel(Panel):
                 "devices": plots.devices_needed_chart(table, _("Devices needed {target} ({precision}, projected)").format(
                     target=target, precision=s.precision)),
                 "memory": plots.memory_breakdown_chart(parts, capacities, mem_title),
-                "seed": plots.seed_rule_chart(seed),
+                "seed": plots.seed_rule_chart(seed_words),
             },
             "tables": {
                 "devices": table_html(shown, fmt),

@@ -9,9 +9,8 @@ import numpy as np
 
 from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
-from ..currency import money
 from ..i18n import N_, _
-from ..numbers import people, people_format
+from ..numbers import UNKNOWN, people, people_format
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
@@ -41,7 +40,9 @@ class EnergyPanel(Panel):
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
         names = set(self.catalog["name"])
-        devices = [d for d in (s.devices or C.DEFAULT_DEVICES) if d in names]
+        from .demand import _default_devices
+
+        devices = [d for d in (s.devices or _default_devices(s, self.catalog)) if d in names]
         self.controls = {
             "precision": C.precision_picker(s.precision, ["fp32", "tf32", "bf16", "fp16", "fp8", "int8"]),
             "segments": C.multi_choice(_("segment"), ["datacenter", "workstation", "edge", "consumer"], s.segments, rows=4),
@@ -177,13 +178,16 @@ class TCOPanel(Panel):
     def __init__(self, scenario=None, catalog=None, model=None, edge_device="Jetson Orin Nano Super 8GB",
                  edge_unit_price_usd=None, cloud_device="T4", cloud_usd_per_hour=None, maintenance_per_year=0.10,
                  network_usd_per_month=0.0, discount_rate_per_year=0.0, rtt_ms=40.0, uplink_mbps=20.0,
-                 frame_kb=150.0, server_overhead_ms=20.0, edge_overhead_ms=10.0, utilization=None):
+                 frame_kb=150.0, server_overhead_ms=20.0, edge_overhead_ms=10.0, utilization=None, cameras=None):
         super().__init__(scenario)
         s = self.scenario
         self.catalog = catalog if catalog is not None else load_catalog()
-        cameras = self._serves_vision()
+        # cameras: None follows the scenario (the calculator only for one that serves an image model); True
+        # shows it anyway, labelled as the source text's example (the chapter opened without a scenario)
+        self.cameras_example = cameras
+        cameras = self._serves_vision() if cameras is None else bool(cameras)
         # the cameras calculator works on the scenario's own image model and utilisation when it serves one
-        model = s.model if cameras else (model or "YOLOv8s")
+        model = s.model if self._serves_vision() else (model or "YOLOv8s")
         if utilization is None:
             utilization = s.utilization if cameras and s.utilization is not None else 0.3
         edges, clouds = _edge_devices(self.catalog), _cloud_devices(self.catalog)
@@ -226,7 +230,7 @@ class TCOPanel(Panel):
         self.controls["cloud_device"].observe(self._bring_in_price, names="value")
         self.bind_same("streams", "frames_per_s", "horizon_months", "electricity_usd_per_kwh")
         self.cameras = cameras
-        if cameras:
+        if self._serves_vision():
             self.bind_same("model")
         self.words = T.WordsBox(TCO_TERMS)
         self.body = W.VBox()
@@ -240,9 +244,10 @@ class TCOPanel(Panel):
 
     def pull_scenario(self):
         """Bring in the shared scenario; the cameras calculator shows only while it serves an image model."""
-        self.cameras = self._serves_vision()
+        vision = self._serves_vision()
+        self.cameras = vision if self.cameras_example is None else bool(self.cameras_example)
         self.bindings.pop("model", None)
-        if self.cameras:
+        if vision:
             self.bind_same("model")
         super().pull_scenario()
 
@@ -305,8 +310,13 @@ class TCOPanel(Panel):
         summary, part = self._scenario_part(ranked)
         out = {"ranked": ranked, "summary": summary, "figures": {"scenario_cost": part["figure"]},
                "tables": {"scenario_cost": part["table"]}}
+        model = sizing.model_of(s)["name"]
+        if self.cameras and not self._serves_vision():
+            summary.append(_("The cameras calculator below is the source text's example ({streams} cameras running "
+                             "{vision}), not your scenario ({workload} of {model}).").format(
+                streams=s.streams, vision=c["model"], workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)),
+                model=model))
         if not self.cameras:
-            model = sizing.model_of(s)["name"]
             summary.append(_("The source text's edge-vs-cloud cameras calculator applies to a scenario that serves "
                              "an image model; yours is {workload} of {model}, so it is not shown.").format(
                 workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)), model=model))
@@ -364,6 +374,7 @@ class TCOPanel(Panel):
         """Sentences, table and chart of what the scenario costs over its horizon, device by device, as the
         decision (chapter 09) counts it: purchase and electricity when bought, rent when rented."""
         from ..plots.energy_tco import scenario_cost_chart
+        from ..select.summary import money_range
 
         s = self.scenario
         training = s.workload in sizing.TRAINING_WORKLOADS
@@ -378,13 +389,14 @@ class TCOPanel(Panel):
         if len(top):
             best = top.iloc[0]
             summary.append(_(
-                "Over {span}, your scenario ({workload} of {model}, {deployment}) costs {total} ({low}-{high}) on "
-                "the recommended {device}: {plan}. These are the decision's figures (chapter 09), counted the same "
+                "Over {span}, your scenario ({workload} of {model}, {deployment}) costs {total} on the recommended "
+                "{device}: {plan}. These are the decision's figures (chapter 09), counted the same "
                 "way: purchase and electricity when you buy, rent when you rent.").format(
                 span=span, workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)), model=model,
                 deployment=_(_DEPLOYMENT_WORDS.get(s.deployment, s.deployment)),
-                total=money(best["total_cost_usd"]), low=money(best["total_cost_usd_low"]),
-                high=money(best["total_cost_usd_high"]), device=best.name if "name" not in best else best["name"],
+                total=money_range(best["total_cost_usd"], best["total_cost_usd_low"], best["total_cost_usd_high"],
+                                  _(UNKNOWN), collapse=False),
+                device=best["name"],
                 plan=best["purchase_unit"] if best["purchase_unit"] == best["purchase_unit"] else ""))
         else:
             summary.append(_("No device meets every limit of your scenario, so the decision recommends none; the "
@@ -394,7 +406,7 @@ class TCOPanel(Panel):
         shown = rows[[c for c in cols if c in rows]].copy()
         shown["status"] = [_(_STATUS_WORDS.get(v, v)) for v in shown["status"]]
         shown["total_cost_usd"] = [
-            f"{money(v)} ({money(lo)}-{money(hi)})" if v == v and np.isfinite(v) else people(v)
+            money_range(v, lo, hi, people(v), collapse=False)
             for v, lo, hi in zip(rows["total_cost_usd"], rows["total_cost_usd_low"], rows["total_cost_usd_high"])]
         over = _("total over {span} [USD] (range)").format(span=span)
         per_million = _("per million {unit} [USD]").format(unit=_(_UNIT_WORDS.get(unit, unit)))
