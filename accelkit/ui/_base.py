@@ -30,6 +30,8 @@ CSS = """
 .ak-chapter-menu {display:none !important}
 @media (max-width: 700px) {
   .ak-chapter-menu {display:flex !important}
+  .ak-app > .ak-chapter-menu {order:1}
+  .ak-app > .ak-tabs {order:2}
   .ak-tabs > .widget-tab-bar, .ak-tabs > .lm-TabBar {display:none !important}
   .ak-app, .ak-app .jupyter-widgets, .ak-app .widget-inline-hbox, .ak-app .widget-box {max-width:100%;min-width:0}
   .ak-app .widget-dropdown > select, .ak-app .widget-text input {min-width:0}

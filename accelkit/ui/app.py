@@ -461,7 +461,9 @@ class App:
     def widget(self):
         header = W.HBox([self.report_button, self.header_link, self.report_status],
                         layout=W.Layout(align_items="center", flex_flow="row wrap"))
-        box = W.VBox([W.HTML(CSS), self.message, header, self.menu, self.tab])
+        # the menu comes after the tabs in the page (a desktop page's first choice stays the start page's own);
+        # on a narrow screen the CSS shows it above them (flex order, _base.CSS)
+        box = W.VBox([W.HTML(CSS), self.message, header, self.tab, self.menu])
         box.add_class("ak-app")
         return box
 

@@ -78,6 +78,8 @@ def test_a_phone_reaches_every_chapter_through_the_menu_and_nothing_is_wider_tha
         open_page(page, app_url, ready=".ak-start", charts=False)
         menu = page.locator(".ak-chapter-menu select")
         assert menu.is_visible() and not page.locator(".ak-tabs .lm-TabBar").first.is_visible()
+        assert menu.bounding_box()["y"] < page.locator(".ak-tabs").first.bounding_box()["y"], \
+            "the chapter menu should sit above the chapter it opens"
         # ipywidgets writes a choice's spaces as no-break spaces
         labels = [o.replace("\xa0", " ").strip() for o in menu.locator("option").all_inner_texts()]
         assert "10 How far to trust" in labels and "11 Your GPUs" in labels and len(labels) == 13
