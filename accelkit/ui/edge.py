@@ -9,7 +9,7 @@ import ipywidgets as W
 from .. import claims, plots, sizing, units
 from ..catalog import load_catalog
 from ..currency import money
-from ..i18n import N_, _, ngettext
+from ..i18n import N_, _
 from ..numbers import people_format
 from . import controls as C
 from . import terms as T
@@ -171,12 +171,12 @@ class EdgePanel(Panel):
         summary = [_("{streams} streams × {fps} fps of {model} ({gflop} GFLOP per frame) need {rate}.").format(
                        streams=streams, fps=f"{fps:g}", model=c["model"],
                        gflop=f"{per_frame / units.GIGA:.1f}", rate=rate)
-                   + " " + ngettext("Time per frame: one pass of a batch of {batch} frame {speed}, plus the weights' "
-                                    "memory traffic and the small-batch floor of a pass (the decision's figure, "
-                                    "projection.vision).",
-                                    "Time per frame: one pass of a batch of {batch} frames {speed}, plus the weights' "
-                                    "memory traffic and the small-batch floor of a pass (the decision's figure, "
-                                    "projection.vision).", batch).format(batch=batch, speed=speed)]
+                   + " " + (_("Time per frame: one pass of a batch of {batch} frame {speed}, plus the weights' memory "
+                              "traffic and the small-batch floor of a pass (the decision's figure, "
+                              "projection.vision).") if batch == 1 else
+                            _("Time per frame: one pass of a batch of {batch} frames {speed}, plus the weights' memory "
+                              "traffic and the small-batch floor of a pass (the decision's figure, "
+                              "projection.vision).")).format(batch=batch, speed=speed)]
         ok = table[table["meets"]]
         if ok.empty:
             summary.append(_("No edge device meets every target. Relax one (see the reasons in the table)."))
