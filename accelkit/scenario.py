@@ -182,14 +182,15 @@ class Scenario:
         if key not in _WATCHERS:
             _WATCHERS[key] = []
             weakref.finalize(self, _WATCHERS.pop, key, None)
-        _WATCHERS[key].append(callback)
+        # a bound method is held weakly: an observer (the app) that is dropped is not kept alive by its scenario
+        ref = weakref.WeakMethod(callback) if hasattr(callback, "__self__") else (lambda: callback)
+        _WATCHERS[key].append(ref)
         return callback
 
     def unobserve(self, callback):
         """Stop calling ``callback`` on changes (no error if it was not observing)."""
         watchers = _WATCHERS.get(id(self), [])
-        if callback in watchers:
-            watchers.remove(callback)
+        watchers[:] = [ref for ref in watchers if ref() is not None and ref() != callback]
 
     # --- conversions ----------------------------------------------------------------
 
@@ -422,8 +423,10 @@ def _changed(scenario, names):
     if key in _HELD:
         _HELD[key].extend(n for n in names if n not in _HELD[key])
         return
-    for callback in list(_WATCHERS.get(key, ())):
-        callback(scenario, names)
+    for ref in list(_WATCHERS.get(key, ())):
+        callback = ref()
+        if callback is not None:
+            callback(scenario, names)
 
 
 @functools.cache

@@ -133,3 +133,30 @@ def test_observers_hear_of_changes_once_per_update_and_copies_carry_none():
     assert len(heard) == 2 and s.batch_size == 32
     callback = heard[0]  # not an observer: unobserve is quiet
     s.unobserve(callback)
+
+
+def test_an_observer_method_does_not_keep_its_object_alive_and_unobserve_stops_the_calls():
+    import gc
+    import weakref
+
+    class Watcher:
+        def __init__(self):
+            self.heard = []
+
+        def on_change(self, scenario, names):
+            self.heard.append(names)
+
+    s = Scenario()
+    watcher = Watcher()
+    s.observe(watcher.on_change)
+    s.n_devices = 2
+    assert watcher.heard == [["n_devices"]]
+    s.unobserve(watcher.on_change)
+    s.n_devices = 3
+    assert watcher.heard == [["n_devices"]]
+    s.observe(watcher.on_change)
+    gone = weakref.ref(watcher)
+    del watcher
+    gc.collect()
+    assert gone() is None, "the scenario kept its observer alive"
+    s.n_devices = 4  # a dead observer is skipped
