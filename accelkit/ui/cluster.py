@@ -115,12 +115,14 @@ class ClusterPanel(Panel):
             s = s.copy().update(precision="bf16")
         c = {k: w.value for k, w in self.controls.items()}
         if not 0 <= c["intra_gbs"] < 1e5:
-            raise ValueError(f"inside-a-server bandwidth must be GB/s >= 0 (0 = the datasheet's); got {c['intra_gbs']}")
+            raise ValueError(_("inside-a-server bandwidth must be GB/s >= 0 (0 = the datasheet's); got {value}").format(
+                value=c["intra_gbs"]))
         if c["node_overhead_w"] < 0:
-            raise ValueError(f"server overhead must be watts >= 0; got {c['node_overhead_w']}")
+            raise ValueError(_("server overhead must be watts >= 0; got {value}").format(value=c["node_overhead_w"]))
         device = find(c["device"], self.catalog)
         if c["network_gbps"] < 0:
-            raise ValueError(f"network must be Gbit/s >= 0 (0 = the reference server's); got {c['network_gbps']}")
+            raise ValueError(_("network must be Gbit/s >= 0 (0 = the reference server's); got {value}").format(
+                value=c["network_gbps"]))
         intra = c["intra_gbs"] or None
         network = c["network_gbps"] or None
         args = dict(micro_batch=c["micro_batch"], accumulation_steps=c["accumulation_steps"],

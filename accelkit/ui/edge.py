@@ -113,6 +113,10 @@ class EdgePanel(Panel):
             note = _("Your scenario is {workload} of {model}, not an edge camera workload: this chapter sizes a "
                      "camera workload of its own (below), and nothing here changes your scenario or the "
                      "decision.").format(workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)), model=model)
+        if vision and s.precision not in ("int8", "fp16"):
+            note += " " + _("Your scenario's precision {precision} is not an edge inference format: this chapter "
+                            "projects {used}, so its times are not the decision's.").format(
+                precision=s.precision, used=self.controls["precision"].value)
         self.scope.value = f'<div class="ak-note" data-ak="edge-scope">{html.escape(note)}</div>'
 
     def pull_scenario(self):
@@ -147,10 +151,11 @@ class EdgePanel(Panel):
         s = self.scenario
         c = {k: w.value for k, w in self.controls.items()}
         if not c["latency_ms"] > 0:
-            raise ValueError(f"latency ms must be > 0; got {c['latency_ms']}")
-        for name in ("power_w", "budget_usd"):
-            if not c[name] >= 0:
-                raise ValueError(f"{name.replace('_', ' ')} must be >= 0 (0 = none); got {c[name]}")
+            raise ValueError(_("latency ms must be > 0; got {value}").format(value=c["latency_ms"]))
+        if not c["power_w"] >= 0:
+            raise ValueError(_("power w must be >= 0 (0 = none); got {value}").format(value=c["power_w"]))
+        if not c["budget_usd"] >= 0:
+            raise ValueError(_("budget usd must be >= 0 (0 = none); got {value}").format(value=c["budget_usd"]))
         power, budget = c["power_w"] or None, c["budget_usd"] or None
         # the controls: the scenario's values where they are bound to it (pull_scenario brings them in), this
         # chapter's own otherwise

@@ -75,7 +75,8 @@ class EnergyPanel(Panel):
         s = self.scenario
         c = {k: w.value for k, w in self.controls.items()}
         if not c["grid_kg_per_kwh"] >= 0:
-            raise ValueError(f"grid intensity must be kg CO2e per kWh >= 0; got {c['grid_kg_per_kwh']}")
+            raise ValueError(_("grid intensity must be kg CO2e per kWh >= 0; got {value}").format(
+                value=c["grid_kg_per_kwh"]))
         shown = self.catalog if not c["segments"] else self.catalog[self.catalog["segment"].isin(c["segments"])]
         summary = []
         claim_table, claim_verdict = claims.efficiency_claims(self.catalog)
@@ -322,11 +323,11 @@ class TCOPanel(Panel):
                 workload=_(_WORKLOAD_WORDS.get(s.workload, s.workload)), model=model))
             return out
         if c["edge_unit_price_usd"] <= 0:
-            raise ValueError(f"edge unit price: the catalogue has no list price for {c['edge_device']}; "
-                             "enter the price you would pay (USD per unit)")
+            raise ValueError(_("edge unit price: the catalogue has no list price for {device}; enter the price you "
+                               "would pay (USD per unit)").format(device=c["edge_device"]))
         if c["cloud_usd_per_hour"] <= 0:
-            raise ValueError(f"cloud price: no on-demand price for {c['cloud_device']} in data/cloud_prices.csv; "
-                             "enter the hourly price of one instance")
+            raise ValueError(_("cloud price: no on-demand price for {device} in data/cloud_prices.csv; enter the "
+                               "hourly price of one instance").format(device=c["cloud_device"]))
         result = claims.edge_vs_cloud(
             self.catalog, streams=s.streams, fps=s.frames_per_s, model=c["model"], edge_device=c["edge_device"],
             edge_unit_price_usd=c["edge_unit_price_usd"], cloud_device=c["cloud_device"],
