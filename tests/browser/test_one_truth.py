@@ -168,3 +168,32 @@ def test_a_training_scenario_shows_one_number_of_days_in_every_tab(app):
     assert cluster and _same(cluster.group(1), a100), f"chapter 06: {cluster and cluster.group(1)}, chapter 01: {a100}"
     _the_total_in_chapter_05(app, device, total)
     no_error_output(app)
+
+
+def test_in_chinese_chapter_01_shows_the_decisions_figures_in_chinese_words(app):
+    """The same walk with ``lang=zh_CN``: chapter 01's decision column (in Chinese) carries the decision's
+    figure for every device the two share; headers are looked up through the catalogue, not typed here."""
+    from accelkit import i18n
+    from accelkit.i18n import _
+
+    with i18n.using("zh_CN"):
+        projected, device = _("projected (range)"), _("device")
+        column, demand_tab = _("the decision's configuration (chapter 09)"), _("1 Demand")
+    open_page(app, app.app_url + _link("serve-70b-at-latency-target") + "&lang=zh_CN", ready=".ak-summary",
+              charts=False)
+    app.wait_for_function("(t) => document.body.innerText.includes(t)", arg=projected, timeout=120_000)
+    no_error_output(app)
+    heads, rows = _table(app, projected)
+    shortlist = {r[heads.index(device)]: re.match(NUMBER, r[heads.index(projected)]).group(0)
+                 for r in rows if re.match(NUMBER, r[heads.index(projected)])}
+    _open_tab(app, demand_tab, column)
+    summary = _visible_text(app, ".ak-summary")
+    assert "推荐结论（第 09 章）会为每台设备搜索最佳配置" in summary, summary[:600]
+    heads, rows = _table(app, column)
+    compared = 0
+    for row in rows:
+        if row[0] in shortlist:
+            found = re.search(rf"({NUMBER}) ms$", row[heads.index(column)])
+            assert found and _same(found.group(1), shortlist[row[0]]), (row[0], row[heads.index(column)])
+            compared += 1
+    assert compared >= 2
