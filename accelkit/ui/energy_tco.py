@@ -87,9 +87,13 @@ class EnergyPanel(Panel):
         # serving: the devices the decision counts (the rate and the memory) for the hours a day the scenario serves
         hours = table["device_hours"] if training else (
             table["devices_needed"] * s.hours_per_day * units.DAYS_PER_YEAR / 12)
-        table["energy_kwh"] = energy.job_energy_kwh(table["tdp_w"], hours * units.SECONDS_PER_HOUR, pue=s.pue) \
-            if table["tdp_w"].notna().any() else np.nan
-        table["co2_kg"] = energy.co2_kg(table["energy_kwh"], c["grid_kg_per_kwh"])
+        # only where both the hours and the TDP are known (an edge box that cannot run the job has no hours)
+        known_hours = np.isfinite(hours.astype(float)) & table["tdp_w"].notna()
+        table["energy_kwh"] = np.nan
+        if known_hours.any():
+            table.loc[known_hours, "energy_kwh"] = energy.job_energy_kwh(
+                table.loc[known_hours, "tdp_w"], hours[known_hours] * units.SECONDS_PER_HOUR, pue=s.pue)
+        table["co2_kg"] = energy.co2_kg(table["energy_kwh"], c["grid_kg_per_kwh"]) if known_hours.any() else np.nan
         table["device_hours"] = hours
         # a device the model never fits on has no energy figure
         known = table[table["feasible"].astype(bool) & np.isfinite(table["devices_needed"].astype(float))
