@@ -41,7 +41,7 @@ def english_leftovers(text, allowed=()):
     catalogue = load_catalog()
     names.update(catalogue["name"].astype(str))
     names.update(str(v) for v in catalogue["vendor"].dropna())
-    names.update(str(m) for m in load_models().index)
+    names.update(str(m) for m in load_models()["name"])
     for name in sorted(names, key=len, reverse=True):
         if len(name) > 2:
             text = text.replace(name, " ")

@@ -17,7 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "accelkit"
 #: what the engine may import: the formulas, the tables and the vocabularies below it
 ENGINE_MAY_IMPORT = {"accelkit._validate", "accelkit.catalog", "accelkit.comm", "accelkit.demand", "accelkit.errors",
                      "accelkit.memory", "accelkit.models", "accelkit.tables", "accelkit.units", "accelkit.vocabulary",
-                     "accelkit.paths"}
+                     "accelkit.paths",
+                     # the translations: stdlib and Babel only, below everything (the engine's configuration words)
+                     "accelkit.i18n"}
 
 
 def _module_name(path):

@@ -77,8 +77,10 @@ def test_failing_chapter_is_named_and_leaves_nothing_behind(tmp_path):
 
 def test_input_error_inside_a_chapter_fails_the_report(tmp_path):
     bad = tmp_path / "tiny.yaml"
-    bad.write_text("workload: inference\nmodel: YOLOv8s\nstreams: 1\nframes_per_s: 1\n")
-    # chapter 07 with a zero latency target is an input error: the report fails and names it
+    bad.write_text("workload: inference\nmodel: Llama-2 7B\n")
+    # chapter 07 with a zero latency target is an input error: the report fails and names it (an LLM
+    # scenario: chapter 07 then runs its own camera example on the notebook's parameters; a vision
+    # scenario's own latency target would replace the notebook's)
     with pytest.raises(ReportError, match="chapter 07 .*latency ms must be > 0"):
         build_report(bad, out_dir=tmp_path / "out", chapters=["07"], progress=False,
                      notebooks_dir=_with_parameter(tmp_path, "07_edge_inference", "latency_ms = 33.0", "latency_ms = 0.0"))
