@@ -15,7 +15,7 @@ HUB_PORT ?= 8000
 CHP_VERSION ?= 5.3.0
 CHP_VERSION_OLD_NODE ?= 4.6.3
 
-.PHONY: app hub test install install-test chromium prometheus proxy benchmarks report probe clean help
+.PHONY: app hub test install install-test chromium cjk-fonts prometheus proxy benchmarks report probe clean help
 
 help:
 	@echo "make app        serve the Voila app on http://$(HOST):$(PORT) (PORT=… to change)"
@@ -53,6 +53,14 @@ chromium:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# Debian's Noto CJK fonts: chromium prints the Chinese decision page (accelkit report --pdf --lang zh_CN)
+# and the Chinese screenshots with them (without, every Chinese character prints as an empty box).
+cjk-fonts:
+	@fc-list :lang=zh 2>/dev/null | grep -q . || { \
+	  echo "Installing Debian's Noto CJK fonts for the Chinese PDF"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq fonts-noto-cjk >/dev/null; }
+
 # Debian's prometheus for the `accelkit monitor --prometheus` test (a real server on 127.0.0.1).
 prometheus:
 	@command -v prometheus >/dev/null 2>&1 || [ -x /usr/bin/prometheus ] || { \
@@ -85,7 +93,7 @@ hub: $(VENV)/.installed-hub proxy
 
 # ACCELKIT_REQUIRE_ALL turns a missing chromium, prometheus, torch, jupyterhub or
 # configurable-http-proxy into a test failure, not a skip.
-test: $(VENV)/.installed-test chromium prometheus proxy
+test: $(VENV)/.installed-test chromium cjk-fonts prometheus proxy
 	ACCELKIT_REQUIRE_ALL=1 $(BIN)/python -m pytest $(PYTEST_ARGS)
 
 benchmarks: $(VENV)/.installed-test

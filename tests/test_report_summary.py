@@ -141,3 +141,30 @@ def test_the_title_is_the_scenarios_name_else_the_files_stem_and_title_overrides
     unnamed = tmp_path / "cluster-for-q3.yaml"
     unnamed.write_text("workload: training\n")
     assert report_title(Scenario.load(unnamed), unnamed) == "cluster-for-q3"
+
+
+def test_chinese_pdf_is_one_a4_page_printed_with_a_chinese_font(tmp_path):
+    """``accelkit report --pdf --lang zh_CN``: chromium prints the Chinese page with a CJK font (Debian's
+    fonts-noto-cjk, installed by make test); without one every character would be an empty box."""
+    import concurrent.futures
+    import shutil
+
+    from accelkit import i18n
+    from accelkit.decision_page import write_pdf
+    from accelkit.select import decision_summary
+    from helpers import require
+
+    fonts = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True).stdout if shutil.which(
+        "fc-list") else ""
+    require(fonts.strip(), "a Chinese font (apt-get install -y fonts-noto-cjk)")
+    with i18n.using("zh_CN"):
+        summary = decision_summary(Scenario.load(Path(__file__).resolve().parents[1] / "examples"
+                                                 / "serve-70b-at-latency-target.yaml"))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            data = pool.submit(write_pdf, summary, tmp_path / "page.pdf").result().read_bytes()
+    count, boxes = _pages(data)
+    assert count == 1, f"the Chinese decision page printed on {count} pages, not one"
+    assert boxes and all(abs(b[2] - 595) < 2 and abs(b[3] - 842) < 2 for b in boxes), boxes
+    font_names = re.findall(rb"/FontName\s*/([^\s/]+)", data)
+    assert any(b"CJK" in n or b"Noto" in n and b"SC" in n for n in font_names), (
+        f"no Chinese font embedded in the PDF (fonts: {font_names})")
