@@ -2,8 +2,8 @@
 
 Every price in the workbook is stored and computed in USD (the catalogue's unit). A reader in
 Simplified Chinese sees the yuan figure beside the dollars, at an exchange rate that is data:
-``data/exchange_rates.csv`` (``date, usd_to_cny, source, source_url``), each row a published
-rate of one day. The newest row is used, and the page that shows yuan states that rate, its
+``data/exchange_rates.csv`` (``date, usd_to_cny, source, note, source_url``), each row a published
+rate of one day (``YYYY-MM-DD``) or a published monthly average (``YYYY-MM``). The newest row is used, and the page that shows yuan states that rate, its
 date and its source (:func:`rate_note`). With no row, only dollars are shown: a rate is never
 guessed.
 """
@@ -23,9 +23,10 @@ from .tables import Column, Schema, read_table
 __all__ = ["ExchangeRate", "EXCHANGE_RATES_SCHEMA", "load_exchange_rates", "usd_to_cny_rate", "money", "rate_note"]
 
 EXCHANGE_RATES_SCHEMA = Schema("an exchange rates CSV", (
-    Column("date", required=True, nonempty=True, expected="the day the rate was published, YYYY-MM-DD"),
+    Column("date", required=True, nonempty=True, expected="the day (YYYY-MM-DD) or month (YYYY-MM, a monthly average) of the rate"),
     Column("usd_to_cny", "number", expected="yuan per US dollar > 0", low=0, required=True),
-    Column("source", required=True, nonempty=True, expected="who published the rate"),
+    Column("source", required=True, nonempty=True, expected="who published the rate, short (shown on the page)"),
+    Column("note", expected="which release, which day or month, how the figure is made"),
     Column("source_url", required=True, nonempty=True, empty_message="every rate needs a source"),
 ))
 

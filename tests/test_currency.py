@@ -24,7 +24,8 @@ def test_the_shipped_table_has_a_dated_sourced_rate(fresh_rate):
     for row in table.itertuples():
         assert 5 < row.usd_to_cny < 10, row  # yuan per dollar, not dollars per yuan
         assert row.source_url.startswith("https://"), row
-        assert len(row.date) == 10 and row.date[4] == "-" and row.date[7] == "-", row
+        # a published day's rate (YYYY-MM-DD) or a published monthly average (YYYY-MM)
+        assert len(row.date) in (7, 10) and row.date[4] == "-" and (len(row.date) == 7 or row.date[7] == "-"), row
     rate = currency.usd_to_cny_rate()
     assert rate.date == max(table["date"])  # the newest row is the one used
 
