@@ -28,11 +28,18 @@ import numpy as np
 import pandas as pd
 
 from ._validate import suggest
+from .i18n import N_, _
 
 __all__ = ["POLICIES", "cloud_rates"]
 
 #: policy -> the ``pricing`` terms of data/cloud_prices.csv it reads
 POLICIES = {"on-demand": ("on-demand",), "committed-1y": ("1yr",), "committed-3y": ("3yr",), "lowest": ("on-demand",)}
+
+#: policy -> the price basis in words (``cloud_price_basis``), translated when the rates are made
+_BASIS = {"on-demand": N_("median on-demand rate of {n} provider(s)"),
+          "committed-1y": N_("median 1-year commitment of {n} provider(s)"),
+          "committed-3y": N_("median 3-year commitment of {n} provider(s)"),
+          "lowest": N_("cheapest listing among {n} provider(s)")}
 
 
 def _check_providers(providers, listings):
@@ -69,7 +76,7 @@ def cloud_rates(catalog, policy="on-demand", providers=None, listings=None):
         ``cloud_usd_per_hour_high`` [USD per device-hour], ``cloud_providers`` (how
         many providers set the price), ``cloud_largest_instance`` (most devices in one
         listed instance), ``cloud_smallest_instance`` (fewest devices one listing rents),
-        ``cloud_price_basis`` (the policy in words) and
+        ``cloud_price_basis`` (the policy in words, in the language in use) and
         ``cloud_price_source`` (the URLs of the listings used).
     """
     if policy not in POLICIES:
@@ -110,9 +117,7 @@ def cloud_rates(catalog, policy="on-demand", providers=None, listings=None):
     # the fewest devices one can rent: the smallest instance among the listings that set the price
     out["cloud_smallest_instance"] = key.map(grouped["count"].min()).astype(float)
     out["cloud_price_source"] = key.map(grouped["source_url"].agg(lambda s: " ".join(dict.fromkeys(s)))).fillna("")
-    words = {"on-demand": "median on-demand rate of {n} provider(s)", "committed-1y": "median 1-year commitment of {n} "
-             "provider(s)", "committed-3y": "median 3-year commitment of {n} provider(s)",
-             "lowest": "cheapest listing among {n} provider(s)"}[policy]
+    words = _(_BASIS[policy])
     out["cloud_price_basis"] = [words.format(n=n) if n else "" for n in out["cloud_providers"]]
     # a user's catalogue row with its own rate and no listing keeps it
     own = out["cloud_usd_per_hour"].isna() & catalog.get("cloud_usd_per_hour", pd.Series(np.nan, index=catalog.index)).notna() \
@@ -120,5 +125,5 @@ def cloud_rates(catalog, policy="on-demand", providers=None, listings=None):
     if own.any():
         for col in ("cloud_usd_per_hour", "cloud_usd_per_hour_low", "cloud_usd_per_hour_high"):
             out.loc[own, col] = catalog.loc[own, "cloud_usd_per_hour"].astype(float)
-        out.loc[own, "cloud_price_basis"] = "your catalogue's rate"
+        out.loc[own, "cloud_price_basis"] = _("your catalogue's rate")
     return out

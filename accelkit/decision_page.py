@@ -94,10 +94,13 @@ def summary_html(summary, css=True):
 
     Written in the language in use (:mod:`accelkit.i18n`): the page's own words here, the
     sentences as :func:`~accelkit.select.decision_summary` wrote them, the assumptions' labels
-    and the risks' kinds (English keys in the dict) translated as they are shown. In Chinese
+    and the risks' kinds (English keys in the dict) translated as they are shown, the devices by
+    the names the reader knows (:func:`accelkit.names.display_name`). In Chinese
     the exchange rate behind the yuan figures (:func:`accelkit.currency.rate_note`) is named
     under the prices' date."""
     from .currency import rate_note
+    from .names import display_name
+    from .numbers import joined
     from .select.summary import usd_words
 
     d = summary
@@ -128,7 +131,8 @@ def summary_html(summary, css=True):
             parts.append("".join(
                 '<li data-field="runner-up">'
                 + _("<b>{name}</b>: {why}. {order}, {total}.").format(
-                    name=_e(r["name"]), why=_e(r["why"]), order=_e(r["order"]), total=_e(r["total_text"]))
+                    name=_e(display_name(r["name"])), why=_e(r["why"]), order=_e(r["order"]),
+                    total=_e(r["total_text"]))
                 + "</li>" for r in d["runners_up"]))
             parts.append("</ol>")
         else:
@@ -136,7 +140,7 @@ def summary_html(summary, css=True):
         parts.append(_tag("h3", _("Risks")))
         if d["risks"]:
             parts.append("<ul>" + _items(d["risks"], lambda r: _("<b>{device}</b> ({kind}): {text}").format(
-                device=_e(r["device"]), kind=_e(_(r["kind"])), text=_e(_clip(r["text"]))),
+                device=_e(display_name(r["device"])), kind=_e(_(r["kind"])), text=_e(_clip(r["text"]))),
                 _("and {n} more risks")) + "</ul>")
         else:
             parts.append(_tag("p", _("No licence, export, market or ecosystem risk is recorded for these devices.")))
@@ -145,13 +149,14 @@ def summary_html(summary, css=True):
     if d["cannot_verify"]:
         parts.append(_tag("h3", _("Cannot be verified (a figure a limit needs is unknown)")) + "<ul>")
         parts.append(_items(d["cannot_verify"], lambda r: _("<b>{device}</b>: {missing}; settle it with {settle}").format(
-            device=_e(r["device"]), missing=_e(_clip(r["missing"], 120)), settle=_e(_clip(r["settle"], 100))),
+            device=_e(display_name(r["device"])), missing=_e(_clip(r["missing"], 120)),
+            settle=_e(_clip(r["settle"], 100))),
             _("and {n} more devices")))
         parts.append("</ul>")
     parts.append(_tag("h3", _("What was assumed")) + "<table>")
     parts.append("".join(f"<tr><td>{_tag('b', _(k))}</td><td>{_e(v)}</td></tr>" for k, v in d["assumptions"]))
     if d.get("quoted_prices"):
-        quotes = ", ".join(f"{k} {usd_words(v)}" for k, v in d["quoted_prices"].items())
+        quotes = joined([f"{display_name(k)} {usd_words(v)}" for k, v in d["quoted_prices"].items()])
         parts.append("<tr><td>" + _tag("b", _("your quotes")) + f"</td><td>{_e(quotes)}</td></tr>")
     parts.append("</table>")
     dated = d.get("prices_dated") or _("no dated price behind these figures")

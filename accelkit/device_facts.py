@@ -20,30 +20,35 @@ from functools import lru_cache
 
 import pandas as pd
 
+from .i18n import N_, _
 from .tables import Column, Schema
 
-__all__ = ["FACTS", "load_facts", "purchase_risks"]
+__all__ = ["FACTS", "load_facts", "market_restrictions", "purchase_risks"]
 
-#: fact -> (words for a buyer, when it matters: "always", "multi_device", "datacenter", "long_runs", "own_hall")
+#: fact -> (words for a buyer, when it matters: "always", "multi_device", "datacenter", "long_runs", "own_hall");
+#: the words are English here (marked with ``N_``) and translated where they become text: :func:`purchase_risks`,
+#: :func:`market_restrictions`
 FACTS = {
-    "datacenter_eula": ("the GeForce driver licence does not allow datacenter deployment", "datacenter"),
-    "no_nvlink": ("no NVLink: devices talk over PCIe", "multi_device"),
-    "no_p2p": ("no GPU peer-to-peer in NVIDIA's official driver", "multi_device"),
-    "no_ecc": ("no ECC on the device memory", "long_runs"),
-    "no_mig": ("no MIG partitioning", "never"),
-    "passive_cooling": ("passively cooled: needs server airflow", "own_hall"),
+    "datacenter_eula": (N_("the GeForce driver licence does not allow datacenter deployment"), "datacenter"),
+    "no_nvlink": (N_("no NVLink: devices talk over PCIe"), "multi_device"),
+    "no_p2p": (N_("no GPU peer-to-peer in NVIDIA's official driver"), "multi_device"),
+    "no_ecc": (N_("no ECC on the device memory"), "long_runs"),
+    "no_mig": (N_("no MIG partitioning"), "never"),
+    "passive_cooling": (N_("passively cooled: needs server airflow"), "own_hall"),
     # a matter for where the buyer is, which the scenario does not hold: listed, not raised
-    "export_control": ("subject to US export controls", "never"),
-    "no_nvaie": ("not supported by NVIDIA AI Enterprise", "datacenter"),
-    "ecc": ("ECC memory", "never"),
-    "mig": ("MIG partitioning", "never"),
-    "active_cooling": ("actively cooled (fans)", "never"),
+    "export_control": (N_("subject to US export controls"), "never"),
+    "no_nvaie": (N_("not supported by NVIDIA AI Enterprise"), "datacenter"),
+    "ecc": (N_("ECC memory"), "never"),
+    "mig": (N_("MIG partitioning"), "never"),
+    "active_cooling": (N_("actively cooled (fans)"), "never"),
     # market facts, dated, read by a market filter (not raised as purchase risks): a part
     # made for, or sold inside, the China market; a US licence requirement later eased;
     # US guidance that using a part anywhere may breach US export controls
-    "china_market": ("made for the China market (a variant within US export rules, or a Chinese vendor's part)", "never"),
-    "export_control_eased": ("US export licences granted again after a restriction (dated; check the current rule)", "never"),
-    "foreign_use_restricted": ("US guidance: using it outside China may breach US export controls", "never"),
+    "china_market": (N_("made for the China market (a variant within US export rules, or a Chinese vendor's part)"),
+                     "never"),
+    "export_control_eased": (N_("US export licences granted again after a restriction (dated; check the current "
+                                "rule)"), "never"),
+    "foreign_use_restricted": (N_("US guidance: using it outside China may breach US export controls"), "never"),
 }
 _COLUMNS = ["device", "fact", "severity", "quote", "source_url", "source_title", "date", "notes"]
 
@@ -105,8 +110,9 @@ def purchase_risks(names, deployment="cloud", multi_device=None, training=False,
     Returns
     -------
     pandas.DataFrame
-        Index as ``names``: ``purchase_risks`` (words, ``"; "``-joined, empty when
-        none) and ``purchase_risk_sources`` (the URLs, one per fact).
+        Index as ``names``: ``purchase_risks`` (words in the language in use,
+        ``"; "``-joined, empty when none) and ``purchase_risk_sources`` (the URLs,
+        one per fact).
     """
     facts = _builtin_facts() if facts is None else facts
     risks = facts[facts["severity"] == "risk"]
@@ -119,6 +125,7 @@ def purchase_risks(names, deployment="cloud", multi_device=None, training=False,
             if not _applies(str(name), target):
                 continue
             text, when = FACTS[fact]
+            text = _(text)  # in the language in use when the decision is made
             relevant = (when == "always" or (when == "datacenter" and deployment in ("cloud", "on-prem"))
                         or (when == "multi_device" and spans) or (when == "long_runs" and training)
                         or (when == "own_hall" and deployment in ("on-prem", "edge")))
@@ -134,6 +141,8 @@ def purchase_risks(names, deployment="cloud", multi_device=None, training=False,
 _MARKET_FACTS = {"china": ("export_control",)}
 #: market -> the fact kinds that lift a restriction dated before them
 _MARKET_EASED = {"china": ("export_control_eased",)}
+#: market -> its name in a sentence (the value stays English; the name is translated where shown)
+_MARKET_NAMES = {"china": N_("china"), "global": N_("global")}
 
 
 def market_restrictions(names, market="global", facts=None):
@@ -149,11 +158,13 @@ def market_restrictions(names, market="global", facts=None):
     -------
     pandas.DataFrame
         Index as ``names``: ``restricted`` (bool), ``restriction`` (words with the
-        source; for an eased device, the note), ``restriction_source``.
+        source, in the language in use; for an eased device, the note),
+        ``restriction_source``.
     """
     facts = _builtin_facts() if facts is None else facts
     kinds, eased_kinds = _MARKET_FACTS.get(market, ()), _MARKET_EASED.get(market, ())
     rows = facts[facts["fact"].isin(kinds + eased_kinds)]
+    where = _(_MARKET_NAMES[market]) if market in _MARKET_NAMES else market
     restricted, words, sources = [], [], []
     for name in names:
         hit = rows[[_applies(str(name), target) for target in rows["device"]]]
@@ -166,11 +177,13 @@ def market_restrictions(names, market="global", facts=None):
             sources.append("")
         elif last_eased and last_eased >= last_control:
             restricted.append(False)
-            words.append(f"US licence required for {market}; licences granted again since {last_eased} "
-                         f"({eased['source_url'].iloc[-1]}): check the current status before ordering")
+            words.append(_("US licence required for {market}; licences granted again since {date} ({source}): check "
+                           "the current status before ordering").format(
+                market=where, date=last_eased, source=eased["source_url"].iloc[-1]))
             sources.append(" ".join(dict.fromkeys(list(control["source_url"]) + list(eased["source_url"]))))
         else:
             restricted.append(True)
-            words.append(f"not sold in {market}: {FACTS[control['fact'].iloc[0]][0]} ({control['source_url'].iloc[0]})")
+            words.append(_("not sold in {market}: {fact} ({source})").format(
+                market=where, fact=_(FACTS[control["fact"].iloc[0]][0]), source=control["source_url"].iloc[0]))
             sources.append(" ".join(dict.fromkeys(control["source_url"])))
     return pd.DataFrame({"restricted": restricted, "restriction": words, "restriction_source": sources})

@@ -7,6 +7,8 @@ and their default weights, and the ecosystem checklist's group weights.
 
 from __future__ import annotations
 
+from .i18n import N_
+
 __all__ = ["WORKLOADS", "TRAINING_WORKLOADS", "MATMUL_DTYPES", "FRAMEWORKS", "DECISION_CRITERIA", "DECISION_WEIGHTS", "ECOSYSTEM_WEIGHTS"]
 
 #: what a scenario runs; the first two train (every weight, or adapters) and size by days
@@ -19,15 +21,16 @@ MATMUL_DTYPES = ("fp32", "tf32", "bf16", "fp16", "fp8", "int8")
 #: frameworks a team can require (``Scenario.frameworks``; the ecosystem checklist's criteria)
 FRAMEWORKS = ("pytorch", "tensorflow", "jax", "onnxruntime", "openvino", "tensorrt", "vllm", "triton", "mindspore", "paddle")
 
-#: criterion -> (what it measures, better when)
+#: criterion -> (what it measures, better when); what it measures is marked with ``N_`` and translated
+#: where shown (the decision tab's weight tooltips)
 DECISION_CRITERIA = {
-    "time": ("margin over the time or latency target, counted up to the target headroom (right-sizing: "
-             "speed nobody asked for earns nothing)", "faster, up to the headroom"),
-    "cost": ("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of the "
-             "hours used, per million units of work", "cheaper"),
-    "efficiency": ("peak at the scenario's precision per watt of TDP", "higher"),
-    "ecosystem": ("software-stack fit for the scenario's frameworks and skills (0-100)", "higher"),
-    "headroom": ("usable memory over what the model needs on the allowed devices", "more"),
+    "time": (N_("margin over the time or latency target, counted up to the target headroom (right-sizing: "
+                "speed nobody asked for earns nothing)"), "faster, up to the headroom"),
+    "cost": (N_("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of "
+                "the hours used, per million units of work"), "cheaper"),
+    "efficiency": (N_("peak at the scenario's precision per watt of TDP"), "higher"),
+    "ecosystem": (N_("software-stack fit for the scenario's frameworks and skills (0-100)"), "higher"),
+    "headroom": (N_("usable memory over what the model needs on the allowed devices"), "more"),
 }
 DECISION_WEIGHTS = {"time": 1.0, "cost": 1.0, "efficiency": 0.5, "ecosystem": 1.0, "headroom": 0.5}
 

@@ -5,7 +5,8 @@ efficiencies come from, the nearest feasible changes and the numbers' words.
 English stays the source language: the English sentences are pinned by the decision tests
 (test_decision_v3, test_configsearch, test_select, ...); these check that a Chinese reader
 gets every one of them in Chinese. Names stay as written (devices, models, vendors, the
-systems one orders, the titles of the published sources).
+systems one orders, the titles of the published sources), and so do the sourced sentences of
+the data tables a reason quotes (the ecosystem table's ``detail``).
 """
 
 import math
@@ -36,6 +37,15 @@ def _names():
     return names
 
 
+def _data_sentences():
+    """Data, not words of the workbook: the ecosystem table's sourced sentences (``detail``,
+    data/ecosystem.csv), which the ecosystem reasons quote in their own words after a
+    translated clause ("部署方式：自建机房: 只能在云上使用…。No separate driver install…")."""
+    from accelkit.ecosystem import load_ecosystem
+
+    return set(load_ecosystem()["detail"].dropna().astype(str))
+
+
 @pytest.fixture(scope="module")
 def ranked_zh():
     catalog = load_catalog()
@@ -57,17 +67,14 @@ def _without(text, parts):
 
 @pytest.mark.parametrize("path", EXAMPLES)
 def test_the_ranked_words_read_in_chinese(ranked_zh, path):
-    ranked, ecosystem = ranked_zh[path]
-    allowed = _names()
+    ranked, _ecosystem = ranked_zh[path]
+    allowed = _names() | _data_sentences()
     for column in TEXT_COLUMNS:
         texts = [t for t in ranked[column].astype(str) if t]
         assert texts or column in ("unknown_figure", "would_settle"), column
         assert all(CHINESE.search(t) for t in texts if not t.startswith(("bf16", "fp16", "int8", "fp8"))), column
         for row, text in zip(ranked.to_dict("records"), ranked[column].astype(str)):
-            # the ecosystem checklist's reasons (accelkit/ecosystem, H-chA) and the purchase risks
-            # (accelkit/device_facts.py) are sentences of other modules, checked below
-            own = _without(text, ecosystem | {row.get("purchase_risks") or ""})
-            assert english_leftovers(own, allowed) == [], (column, row["name"], text)
+            assert english_leftovers(text, allowed) == [], (column, row["name"], text)
 
 
 @pytest.mark.parametrize("path", EXAMPLES)
@@ -90,15 +97,62 @@ def test_the_shortlist_reasons_say_what_to_buy_in_chinese(ranked_zh):
     assert "租用 " in rented["reason"] and "整个训练期间共 $" in rented["reason"], rented["reason"]
 
 
-@pytest.mark.xfail(strict=False, reason="the ecosystem checklist's reasons (accelkit/ecosystem/*, H-chA) and the "
-                                        "purchase risks (accelkit/device_facts.py, no owner yet) are words of other "
-                                        "modules, embedded in the reasons")
 @pytest.mark.parametrize("path", EXAMPLES)
 def test_the_whole_reasons_read_in_chinese(ranked_zh, path):
+    """Every reason whole: the ecosystem checklist's clauses, the purchase risks and the cloud
+    price basis included; only names and the data's sourced sentences stay as written."""
     ranked, _ = ranked_zh[path]
-    allowed = _names()
-    for text in ranked["reason"].astype(str):
-        assert english_leftovers(text, allowed) == [], text
+    allowed = _names() | _data_sentences()
+    for column in ("reason", "purchase_risks", "cloud_price_basis"):
+        for text in ranked[column].astype(str):
+            assert english_leftovers(text, allowed) == [], (column, text)
+    assert all(CHINESE.search(t) for t in ranked["purchase_risks"].astype(str) if t)
+
+
+def test_purchase_risks_market_notes_and_price_basis_in_chinese():
+    """device_facts.py's and cloud_pricing.py's words: English as before, Chinese when chosen."""
+    from accelkit.cloud_pricing import cloud_rates
+    from accelkit.device_facts import FACTS, market_restrictions, purchase_risks
+
+    catalog = load_catalog()
+    names = catalog["name"].tolist()
+    english = purchase_risks(names, "on-prem", training=True)["purchase_risks"]
+    assert "no NVLink: devices talk over PCIe" in english[names.index("GeForce RTX 5090")]
+    basis = cloud_rates(catalog)["cloud_price_basis"]
+    assert basis.str.fullmatch(r"(median on-demand rate of \d+ provider\(s\))?").all()
+    restricted = market_restrictions(names, "china")
+    assert restricted.loc[names.index("H100 SXM"), "restriction"].startswith(
+        "not sold in china: subject to US export controls (http")
+    with i18n.using("zh_CN"):
+        for text, _when in FACTS.values():
+            assert CHINESE.search(i18n._(text)) and english_leftovers(i18n._(text)) == [], text
+        chinese = purchase_risks(names, "on-prem", training=True)["purchase_risks"]
+        basis_zh = cloud_rates(catalog, "committed-1y")["cloud_price_basis"]
+        restricted_zh = market_restrictions(names, "china")
+    assert [bool(t) for t in chinese] == [bool(t) for t in english]  # the same facts, in other words
+    geforce = chinese[names.index("GeForce RTX 5090")].split("; ")  # joined as in English: select.summary splits
+    assert "无 NVLink：设备之间经 PCIe 通信" in geforce and "显存不带 ECC" in geforce, geforce
+    assert all(CHINESE.search(t) and english_leftovers(t) == [] for t in chinese if t)
+    assert (basis_zh == "").all() or basis_zh[basis_zh != ""].str.contains("家云服务商").all()
+    notes = [t for t in restricted_zh["restriction"] if t]
+    assert notes and all(CHINESE.search(t) and english_leftovers(re.sub(r"\(http\S+\)", "", t)) == []
+                         for t in notes), notes
+    assert restricted_zh.loc[names.index("H100 SXM"), "restriction"].startswith("不在中国销售：受美国出口管制（http")
+    assert list(restricted_zh["restricted"]) == list(restricted["restricted"])
+
+
+def test_the_criteria_and_the_sensitivity_assumptions_have_chinese_words():
+    from accelkit.i18n import _ as translate
+    from accelkit.select.robustness import SENSITIVITY_LABELS, SENSITIVITY_RANGES, assumption_label
+
+    assert set(SENSITIVITY_LABELS) == set(SENSITIVITY_RANGES)
+    assert assumption_label("hours_per_day") == "hours of use per day" and assumption_label("other") == "other"
+    with i18n.using("zh_CN"):
+        for key in SENSITIVITY_RANGES:
+            assert CHINESE.search(assumption_label(key)), key
+        for key, (measures, _better) in select.CRITERIA.items():
+            words = translate(measures)
+            assert CHINESE.search(words) and english_leftovers(words) == [], (key, words)
 
 
 def test_english_is_unchanged_by_a_chinese_ranking(ranked_zh):

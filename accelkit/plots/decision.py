@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..i18n import _
+from ..names import display_name
+from ..select.robustness import assumption_label
 from ..select.summary import CRITERION_NAMES
 from ._common import PALETTE, empty_figure, figure
 
@@ -24,7 +26,8 @@ def score_breakdown_chart(ranked, weights, top=10):
         return empty_figure(_("No device passes every hard constraint"), title)
     total = sum(weights.values())
     traces = [{
-        "type": "bar", "y": short["name"], "x": short[f"score_{criterion}"] * weight / total * 100, "orientation": "h",
+        "type": "bar", "y": short["name"].map(display_name), "x": short[f"score_{criterion}"] * weight / total * 100,
+        "orientation": "h",
         "name": name(criterion), "marker": {"color": PALETTE[i % len(PALETTE)]},
         "customdata": short[f"score_{criterion}"],
         # plotly's own placeholders (%{...}) go in as values, so the sentence around them is translated whole
@@ -46,15 +49,18 @@ def tornado_chart(summary, title=None):
     """
     if summary.empty:
         return empty_figure(_("No assumption to scan for this scenario"), title or _("Sensitivity"))
-    winner = summary["winner_at_base"].iloc[0]
-    runner = summary["runner_up"].iloc[0] if "runner_up" in summary else ""
+    winner = display_name(summary["winner_at_base"].iloc[0])
+    runner = display_name(summary["runner_up"].iloc[0]) if "runner_up" in summary else ""
     title = title or (_("What would put {runner} ahead of {winner}?").format(runner=runner, winner=winner) if runner
                       else _("How firm is {winner}'s lead?").format(winner=winner))
     data = summary.assign(lo=summary["margin_min"].fillna(summary["margin_at_base"]),
                           hi=summary["margin_max"].fillna(summary["margin_at_base"]))
     data = data.assign(span=(data["hi"] - data["lo"]).clip(lower=0.5)).sort_values("span")
-    labels = [_("{assumption}: flips at {value} → {winner}").format(assumption=a, value=f"{s:g}", winner=w) if s == s
-              else _("{assumption}: holds (lead ≥ {lead} points)").format(assumption=a, lead=f"{lo:.1f}")
+    # the assumptions by their labels, the devices by the names the reader knows
+    labels = [_("{assumption}: flips at {value} → {winner}").format(assumption=assumption_label(a), value=f"{s:g}",
+                                                                     winner=display_name(w)) if s == s
+              else _("{assumption}: holds (lead ≥ {lead} points)").format(assumption=assumption_label(a),
+                                                                         lead=f"{lo:.1f}")
               for a, s, w, lo in zip(data["assumption"], data["switches_at"], data["new_winner"], data["lo"])]
     bar = {
         "type": "bar", "y": labels, "x": data["span"], "base": data["lo"], "orientation": "h",

@@ -8,11 +8,11 @@ import pandas as pd
 
 from .. import sizing
 from ..catalog import load_catalog
-from ..i18n import _
+from ..i18n import N_, _
 from .ranking import _ecosystem_scores, rank
 from .scoring import _scale, _weights, speed_score, weighted_score
 
-__all__ = ["SENSITIVITY_RANGES", "rank_stability", "sensitivity"]
+__all__ = ["SENSITIVITY_LABELS", "SENSITIVITY_RANGES", "assumption_label", "rank_stability", "sensitivity"]
 
 
 #: assumption -> values scanned by :func:`sensitivity`
@@ -24,6 +24,24 @@ SENSITIVITY_RANGES = {
     "horizon_months": [6, 12, 24, 36, 48, 60],
     "electricity_usd_per_kwh": [0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6],
 }
+
+#: assumption -> what a person reads (the tornado chart, the sensitivity table); the keys stay
+#: the identifiers of :func:`sensitivity`'s ``assumption`` column
+SENSITIVITY_LABELS = {
+    "winner_efficiency": N_("winner's speed (× projected)"),
+    "utilization": N_("utilisation (MFU)"),
+    "winner_price": N_("winner's price (× base)"),
+    "hours_per_day": N_("hours of use per day"),
+    "horizon_months": N_("horizon (months)"),
+    "electricity_usd_per_kwh": N_("electricity (USD per kWh)"),
+}
+
+
+def assumption_label(assumption):
+    """An assumption of :func:`sensitivity` as a person reads it, in the language in use
+    (an unknown one as it is)."""
+    label = SENSITIVITY_LABELS.get(assumption)
+    return _(label) if label else str(assumption)
 
 
 def sensitivity(scenario, catalog=None, ranges=None, weights=None):

@@ -344,6 +344,7 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
         reason).
     """
     from ..catalog import load_catalog
+    from ..names import display_name
     from .headline import headline
     from .ranking import _ecosystem_scores, rank
     from .robustness import rank_stability
@@ -413,6 +414,6 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
     out["price_dates"] = dates
     known = sorted({d for d in dates.values() if d})
     if known:
-        out["prices_dated"] = _("; ").join(_("{device}: {date}").format(device=n, date=d)
+        out["prices_dated"] = _("; ").join(_("{device}: {date}").format(device=display_name(n), date=d)
                                            for n, d in dates.items() if d)
     return out

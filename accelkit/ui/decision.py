@@ -12,7 +12,9 @@ from .. import plots, select, sizing
 from ..catalog import load_catalog
 from ..decision_page import summary_html as decision_page_html
 from ..i18n import DEFAULT_LANGUAGE, N_, _, language
+from ..names import display_name, vendor_name
 from ..select import plan_words
+from ..select.robustness import assumption_label
 from ..select.summary import CRITERION_NAMES, DEPLOYMENT_NAMES, WORKLOAD_NAMES, _unrented, money_range, usd_words
 from . import controls as C
 from ._base import CSS, FigureOutput, HTMLOutput, Panel, error_html, range_text, table_html
@@ -228,23 +230,25 @@ class DecisionPanel(Panel):
             deployment = _(DEPLOYMENT_NAMES[s.deployment]) if s.deployment in DEPLOYMENT_NAMES else s.deployment
             summary.append(_("Recommendation for {workload} of {model} ({precision}, {deployment}): {device} -- "
                              "{reason}.").format(workload=workload, model=m["name"], precision=s.precision,
-                                                 deployment=deployment, device=top["name"], reason=top["reason"]))
+                                                 deployment=deployment, device=display_name(top["name"]),
+                                                 reason=top["reason"]))
             summary.append(plan_words(top, s))
             for _i, other in short.iloc[1:3].iterrows():
                 summary.append(_("Runner-up: {device} ({score} vs {top_score} points) -- {plan}").format(
-                    device=other["name"], score=f"{other['score']:.0f}", top_score=f"{top['score']:.0f}",
+                    device=display_name(other["name"]), score=f"{other['score']:.0f}", top_score=f"{top['score']:.0f}",
                     plan=plan_words(other, s)))
             summary.append(_("{shortlisted} device(s) shortlisted, {unverified} cannot be verified, {excluded} "
                              "excluded by a hard limit.").format(shortlisted=len(short), unverified=len(unverified),
                                                                  excluded=len(excluded)))
             if stable is not None:
-                shares = ", ".join(f"{n} {v:.0%}" for n, v in zip(stable["name"], stable["first_share"]) if v > 0)
+                shares = ", ".join(f"{display_name(n)} {v:.0%}" for n, v in zip(stable["name"], stable["first_share"])
+                                   if v > 0)
                 summary.append(_("Drawn 500 times over the projection's and the prices' ranges, first place goes "
                                  "to: {shares}.").format(shares=shares))
         page = select.decision_summary(s, ranked, stable, catalog=catalog, weights=weights, quoted_prices=prices)
         if prices:
             summary.append(_("Using quoted prices for {prices}.").format(
-                prices=", ".join(_("{device} ({price})").format(device=k, price=usd_words(v))
+                prices=", ".join(_("{device} ({price})").format(device=display_name(k), price=usd_words(v))
                                  for k, v in prices.items())))
         rows = short.to_dict("records")
         action = _("rent") if s.deployment == "cloud" else _("buy")
@@ -253,7 +257,8 @@ class DecisionPanel(Panel):
                                  N_("risks"), N_("why"))}
         crit = {k: _(CRITERION_NAMES[k]) for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}
         shown = pd.DataFrame({
-            col["rank"]: short["rank"], col["device"]: short["name"].map(html.escape), col["score"]: short["score"],
+            col["rank"]: short["rank"], col["device"]: short["name"].map(display_name).map(html.escape),
+            col["score"]: short["score"],
             col["configuration"]: [_configuration(r, training) for r in rows],
             col["projected (range)"]: [_projected_cell(r, training) for r in rows],
             action: short["purchase_unit"].map(lambda x: html.escape(_unrented(x))),
@@ -271,9 +276,12 @@ class DecisionPanel(Panel):
                              "another device."))
         fmt = {col["rank"]: "{:.0f}".format, col["score"]: "{:.1f}".format,
                **{crit[k]: "{:.2f}".format for k in ("time", "cost", "efficiency", "ecosystem", "headroom")}}
-        uv = unverified[["name", "vendor", "unknown_figure", "would_settle"]]
+        # the devices and vendors by the names the reader knows (the frames keep the catalogue's)
+        uv = unverified[["name", "vendor", "unknown_figure", "would_settle"]].assign(
+            name=unverified["name"].map(display_name), vendor=unverified["vendor"].map(vendor_name))
         uv.columns = [_("device"), _("vendor"), _("unknown"), _("what would settle it")]
-        ex = excluded[["name", "vendor", "excluded_because"]]
+        ex = excluded[["name", "vendor", "excluded_because"]].assign(
+            name=excluded["name"].map(display_name), vendor=excluded["vendor"].map(vendor_name))
         ex.columns = [_("device"), _("vendor"), _("excluded because")]
         return {
             "ranked": ranked, "weights": weights, "summary": summary, "forward": forward, "headline": verdict,
@@ -305,9 +313,10 @@ class DecisionPanel(Panel):
             return
         buttons = []
         for _i, row in forward.iterrows():
-            admits = ", ".join(row["admits"][:3]) + (" …" if len(row["admits"]) > 3 else "")
+            admits = ", ".join(display_name(n) for n in row["admits"][:3]) + (" …" if len(row["admits"]) > 3 else "")
             button = W.Button(description=row["change"], layout=W.Layout(width="auto"),
-                              tooltip=_("admits {devices}; winner {device}").format(devices=admits, device=row["best"]))
+                              tooltip=_("admits {devices}; winner {device}").format(devices=admits,
+                                                                                    device=display_name(row["best"])))
             button.add_class("ak-forward")
             button.on_click(lambda _b, field=row["field"], value=row["value"]: self.apply_change(field, value))
             note = html.escape(_("admits {devices}").format(devices=admits))
@@ -340,6 +349,10 @@ class DecisionPanel(Panel):
         self.figure_outputs["tornado"].show(plots.tornado_chart(summary))
         shown = summary[["assumption", "base", "winner_at_base", "runner_up", "margin_at_base", "margin_min",
                          "switches_at", "new_winner"]].copy()
+        # the assumptions by their labels, the devices by the names the reader knows
+        shown["assumption"] = shown["assumption"].map(assumption_label)
+        for column in ("winner_at_base", "runner_up", "new_winner"):
+            shown[column] = shown[column].map(display_name)
         names = [_("assumption"), _("base value"), _("winner"), _("runner-up"), _("lead [points]"),
                  _("smallest lead in range"), _("order flips at"), _("new winner")]
         shown.columns = names
