@@ -20,7 +20,7 @@ from functools import lru_cache
 
 import pandas as pd
 
-from .i18n import N_, _
+from .i18n import DEFAULT_LANGUAGE, N_, _, format_date, language
 from .tables import Column, Schema
 
 __all__ = ["FACTS", "load_facts", "market_restrictions", "purchase_risks"]
@@ -145,6 +145,16 @@ _MARKET_EASED = {"china": ("export_control_eased",)}
 _MARKET_NAMES = {"china": N_("china"), "global": N_("global")}
 
 
+def _date_words(text):
+    """A fact's date as stored (ISO) in English; as the reader's locale writes a day in another language."""
+    if language() == DEFAULT_LANGUAGE or len(text) != 10:
+        return text
+    try:
+        return format_date(text)
+    except ValueError:
+        return text
+
+
 def market_restrictions(names, market="global", facts=None):
     """Whether each device can be bought in ``market``, from the sourced, dated facts.
 
@@ -179,7 +189,7 @@ def market_restrictions(names, market="global", facts=None):
             restricted.append(False)
             words.append(_("US licence required for {market}; licences granted again since {date} ({source}): check "
                            "the current status before ordering").format(
-                market=where, date=last_eased, source=eased["source_url"].iloc[-1]))
+                market=where, date=_date_words(last_eased), source=eased["source_url"].iloc[-1]))
             sources.append(" ".join(dict.fromkeys(list(control["source_url"]) + list(eased["source_url"]))))
         else:
             restricted.append(True)

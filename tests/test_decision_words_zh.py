@@ -139,6 +139,9 @@ def test_purchase_risks_market_notes_and_price_basis_in_chinese():
                          for t in notes), notes
     assert restricted_zh.loc[names.index("H100 SXM"), "restriction"].startswith("不在中国销售：受美国出口管制（http")
     assert list(restricted_zh["restricted"]) == list(restricted["restricted"])
+    eased = restricted_zh.loc[names.index("H20"), "restriction"]  # a licence requirement eased since: its date
+    assert eased.startswith("销往中国需要美国许可证；自") and re.search(r"自\d{4}年\d{1,2}月\d{1,2}日起", eased), eased
+    assert re.search(r"since \d{4}-\d{2}-\d{2} \(http", restricted.loc[names.index("H20"), "restriction"])
 
 
 def test_the_criteria_and_the_sensitivity_assumptions_have_chinese_words():
