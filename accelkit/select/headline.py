@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..i18n import _
+from ..names import display_name
 
 __all__ = ["headline", "ROBUST_SHARE"]
 
@@ -52,9 +53,9 @@ def headline(ranked, stability=None):
                     "text": _("Too close to call between {top} (ranked first, first in {share} of draws) and "
                               "{rival} (first in {rival_share}): the projection's and the prices' ranges overlap; "
                               "a quote or a probe on both settles it.").format(
-                                  top=top, share=f"{share:.0%}", rival=rival,
+                                  top=display_name(top), share=f"{share:.0%}", rival=display_name(rival),
                                   rival_share=f"{shares.get(rival, 0.0):.0%}")}
-    text = (_("Recommended: {device}, first in {share} of draws over the ranges.").format(device=top,
+    text = (_("Recommended: {device}, first in {share} of draws over the ranges.").format(device=display_name(top),
                                                                                          share=f"{share:.0%}")
-            if share == share else _("Recommended: {device}.").format(device=top))
+            if share == share else _("Recommended: {device}.").format(device=display_name(top)))
     return {"verdict": "recommend", "devices": [top], "first_share": share, "text": text}
