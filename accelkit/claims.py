@@ -13,6 +13,7 @@ import pandas as pd
 
 from . import units
 from .catalog import find, load_catalog
+from .i18n import _
 
 __all__ = ["bert_t4_vs_v100", "edge_table_claims", "efficiency_claims", "edge_vs_cloud", "latency_edge_vs_cloud",
            "SEED_EDGE_TABLE"]
@@ -82,17 +83,24 @@ def bert_t4_vs_v100(catalog=None, batches=(1, 2, 4, 8, 16, 32, 64, 128, 256), se
     table.attrs["holds_on_speed"] = bool(t4_faster)
     table.attrs["t4_int8_faster_from_batch"] = int8_lead
     table.attrs["t4_wins_per_watt"] = bool(t4_greener)
+    speed = (_("On speed the claim holds at some batch sizes: at batch {batch} the {v100} finishes a {precision} "
+               "forward pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected).")
+             if t4_faster else
+             _("On speed the claim does not hold at any batch size: at batch {batch} the {v100} finishes a "
+               "{precision} forward pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected)."))
     verdict = (
-        f"On speed the claim {'holds at some batch sizes' if t4_faster else 'does not hold at any batch size'}: "
-        f"at batch {same.index[0]} the {v_name} finishes a {precision} forward pass in "
-        f"{same[v_name].iloc[0]:.2f} ms and the {t_name} in {same[t_name].iloc[0]:.2f} ms ({ratio:.1f}× slower; "
-        f"projected). Bandwidth favours the V100 ({configs[0][0]['memory_bw_gbs']:.0f} vs "
-        f"{configs[1][0]['memory_bw_gbs']:.0f} GB/s), so small, memory-bound batches are exactly where it leads. "
-        + (f"The {t_name} does win per watt at every batch ({eff[t_name].iloc[0]:.2f} vs {eff[v_name].iloc[0]:.2f} "
-           f"sequences/s per W at batch {eff.index[0]}), and on rental price, which is the better reading of the "
-           "anecdote." if t4_greener else "")
-        + (f" Only in int8 -- which the T4's tensor cores run and the V100's do not -- does the {t_name} overtake "
-           f"the {v_name}, from batch {int8_lead} up: at larger batches, not smaller ones." if int8_lead else "")
+        speed.format(batch=same.index[0], v100=v_name, t4=t_name, precision=precision,
+                     v100_ms=f"{same[v_name].iloc[0]:.2f}", t4_ms=f"{same[t_name].iloc[0]:.2f}", ratio=f"{ratio:.1f}")
+        + " " + _("Bandwidth favours the V100 ({v100_bw} vs {t4_bw} GB/s), so small, memory-bound batches are exactly "
+                  "where it leads.").format(v100_bw=f"{configs[0][0]['memory_bw_gbs']:.0f}",
+                                            t4_bw=f"{configs[1][0]['memory_bw_gbs']:.0f}") + " "
+        + (_("The {t4} does win per watt at every batch ({t4_eff} vs {v100_eff} sequences/s per W at batch "
+             "{batch}), and on rental price, which is the better reading of the anecdote.").format(
+            t4=t_name, t4_eff=f"{eff[t_name].iloc[0]:.2f}", v100_eff=f"{eff[v_name].iloc[0]:.2f}", batch=eff.index[0])
+           if t4_greener else "")
+        + (" " + _("Only in int8 -- which the T4's tensor cores run and the V100's do not -- does the {t4} "
+                   "overtake the {v100}, from batch {batch} up: at larger batches, not smaller ones.").format(
+            t4=t_name, v100=v_name, batch=int8_lead) if int8_lead else "")
     )
     return table, verdict
 
@@ -113,7 +121,7 @@ def efficiency_claims(catalog=None):
     a100 = find("A100 80GB SXM", catalog)
     rows = [{
         "device": a100["name"], "article_tflops": 312.0, "article_w": 400.0,
-        "catalogue_figure": a100["bf16_tflops"], "catalogue_w": a100["tdp_w"], "basis": "dense bf16/fp16 tensor",
+        "catalogue_figure": a100["bf16_tflops"], "catalogue_w": a100["tdp_w"], "basis": _("dense bf16/fp16 tensor"),
     }]
     int8, basis = int8_dense_estimate(catalog)
     for name in ("Jetson AGX Orin 64GB", "Jetson Orin NX 16GB", "Jetson Orin Nano Super 8GB", "Jetson Orin Nano 8GB"):
@@ -123,19 +131,21 @@ def efficiency_claims(catalog=None):
             continue
         rows.append({"device": row["name"], "article_tflops": 40.0, "article_w": 50.0,
                      "catalogue_figure": units.flops_to_tflops(int8[row.name]), "catalogue_w": row["tdp_w"],
-                     "basis": f"int8 TOP/s, {basis[row.name]} ({row['power_mode']})"})
+                     "basis": _("int8 TOP/s, {basis} ({mode})").format(basis=_(basis[row.name]),
+                                                                          mode=row["power_mode"])})
     table = pd.DataFrame(rows)
     table["article_per_w"] = table["article_tflops"] / table["article_w"]
     table["catalogue_per_w"] = table["catalogue_figure"] / table["catalogue_w"]
     orin = table.iloc[1:]
-    verdict = (
-        f"A100: {a100['bf16_tflops']:g} / {a100['tdp_w']:g} W = {table.loc[0, 'catalogue_per_w']:.2f} TFLOP/s per W, as the "
-        "article says. Jetson Orin: no module matches \"40 TFLOPS at 50 W\". 40 is the Orin Nano 8GB's 2:4-sparse INT8 "
-        "figure (TOP/s, not TFLOP/s, at 15 W); at the AGX Orin's MAXN mode the datasheet gives 275 sparse INT8 TOP/s. "
-        f"Dense INT8 per watt of the Orin modules ranges {orin['catalogue_per_w'].min():.2f}-"
-        f"{orin['catalogue_per_w'].max():.2f} TOP/s per W -- but INT8 TOP/s and BF16 TFLOP/s are different units, so "
-        "the article's side-by-side comparison is not like for like."
-    )
+    verdict = _(
+        "A100: {tflops} / {watts} W = {per_w} TFLOP/s per W, as the article says. Jetson Orin: no module matches "
+        "\"40 TFLOPS at 50 W\". 40 is the Orin Nano 8GB's 2:4-sparse INT8 figure (TOP/s, not TFLOP/s, at 15 W); at "
+        "the AGX Orin's MAXN mode the datasheet gives 275 sparse INT8 TOP/s. Dense INT8 per watt of the Orin modules "
+        "ranges {low}-{high} TOP/s per W -- but INT8 TOP/s and BF16 TFLOP/s are different units, so the article's "
+        "side-by-side comparison is not like for like."
+    ).format(tflops=f"{a100['bf16_tflops']:g}", watts=f"{a100['tdp_w']:g}",
+             per_w=f"{table.loc[0, 'catalogue_per_w']:.2f}", low=f"{orin['catalogue_per_w'].min():.2f}",
+             high=f"{orin['catalogue_per_w'].max():.2f}")
     return table, verdict
 
 
@@ -205,16 +215,23 @@ def edge_vs_cloud(catalog=None, streams=10, fps=30.0, model="YOLOv8s", edge_devi
     t1 = tco.compare(options(1000.0), horizon_months, discount_rate_per_year).loc[0, "total_usd"]
     slope = (t1 - t0) / 1000.0
     price_for_claim = ((1.0 - claimed_saving) * cloud_total - t0) / slope if slope > 0 else np.nan
-    verdict = (
-        f"{streams} streams × {fps:g} fps of {preset['name']} ({per_frame / units.GIGA:.1f} GFLOP per frame) need "
-        f"{units.flops_to_tflops(required):.2f} TOP/s: {n_edge} × {edge['name']} ({units.flops_to_tflops(edge_ops):.1f} INT8 TOP/s, {basis[edge.name]}) or "
-        f"{instances} × {cloud_row['name']} in the cloud at {utilization:.0%} utilisation. Over {horizon_months} months the "
-        f"edge costs ${edge_total:,.0f} and the cloud ${cloud_total:,.0f}: the edge saves {saving:.0%} "
-        f"(the article: {claimed_saving:.0%}). "
-        + (f"The saving would fall to {claimed_saving:.0%} at an edge price of ${price_for_claim:,.0f} per unit "
-           f"(instead of ${price:,.0f})." if price_for_claim == price_for_claim and price_for_claim > 0 else
-           f"No edge price brings the saving down to {claimed_saving:.0%}: running costs alone exceed it.")
-    )
+    verdict = _(
+        "{streams} streams × {fps} fps of {model} ({gflop} GFLOP per frame) need {tops} TOP/s: {n_edge} × "
+        "{edge} ({edge_tops} INT8 TOP/s, {basis}) or {instances} × {cloud} in the cloud at {utilization} "
+        "utilisation. Over {months} months the edge costs {edge_total} and the cloud {cloud_total}: the edge saves "
+        "{saving} (the article: {claimed})."
+    ).format(streams=streams, fps=f"{fps:g}", model=preset["name"], gflop=f"{per_frame / units.GIGA:.1f}",
+             tops=f"{units.flops_to_tflops(required):.2f}", n_edge=n_edge, edge=edge["name"],
+             edge_tops=f"{units.flops_to_tflops(edge_ops):.1f}", basis=_(basis[edge.name]), instances=instances,
+             cloud=cloud_row["name"], utilization=f"{utilization:.0%}", months=horizon_months,
+             edge_total=f"${edge_total:,.0f}", cloud_total=f"${cloud_total:,.0f}", saving=f"{saving:.0%}",
+             claimed=f"{claimed_saving:.0%}") + " " + (
+        _("The saving would fall to {claimed} at an edge price of {price_for_claim} per unit (instead of "
+          "{price}).").format(claimed=f"{claimed_saving:.0%}", price_for_claim=f"${price_for_claim:,.0f}",
+                              price=f"${price:,.0f}")
+        if price_for_claim == price_for_claim and price_for_claim > 0 else
+        _("No edge price brings the saving down to {claimed}: running costs alone exceed it.").format(
+            claimed=f"{claimed_saving:.0%}"))
     return {
         "compare": table, "cumulative": tco.monthly_cumulative(options(price), horizon_months, discount_rate_per_year),
         "edge_units": n_edge, "cloud_instances": instances, "required_ops": required, "saving": saving,
@@ -265,13 +282,14 @@ def latency_edge_vs_cloud(catalog=None, model="YOLOv8s", edge_device="Jetson Ori
     table = pd.DataFrame(rows, columns=["path", "component", "ms"])
     totals = table.groupby("path")["ms"].sum()
     network = rtt_ms + upload
-    verdict = (
-        f"With these assumptions the cloud path takes {totals['cloud']:.0f} ms and the edge path {totals['edge']:.0f} ms "
-        f"(the article: {claimed_cloud_ms:.0f} → {claimed_edge_ms:.0f} ms). The network -- round trip and upload -- is "
-        f"{network / totals['cloud']:.0%} of the cloud time; inference itself is {infer_cloud:.1f} ms on the {cloud['name']} "
-        f"and {infer_edge:.1f} ms on the {edge['name']}. Most of the gain comes from not crossing the network, not from a "
-        "faster chip."
-    )
+    verdict = _(
+        "With these assumptions the cloud path takes {cloud_ms} ms and the edge path {edge_ms} ms (the article: "
+        "{claimed_cloud} → {claimed_edge} ms). The network -- round trip and upload -- is {share} of the cloud time; "
+        "inference itself is {infer_cloud} ms on the {cloud} and {infer_edge} ms on the {edge}. Most of the gain "
+        "comes from not crossing the network, not from a faster chip."
+    ).format(cloud_ms=f"{totals['cloud']:.0f}", edge_ms=f"{totals['edge']:.0f}", claimed_cloud=f"{claimed_cloud_ms:.0f}",
+             claimed_edge=f"{claimed_edge_ms:.0f}", share=f"{network / totals['cloud']:.0%}",
+             infer_cloud=f"{infer_cloud:.1f}", cloud=cloud["name"], infer_edge=f"{infer_edge:.1f}", edge=edge["name"])
     return table, verdict
 
 
@@ -297,25 +315,28 @@ def edge_table_claims(catalog=None):
     """
     catalog = load_catalog() if catalog is None else catalog
     rows = []
-    for _, claim in SEED_EDGE_TABLE.iterrows():
+    for _i, claim in SEED_EDGE_TABLE.iterrows():
         d = find(claim["device"], catalog)
         comment = []
         if np.isnan(d["int8_tops"]) and not np.isnan(d["fp16_tflops"]):
-            comment.append(f"the {claim['article_tops']:g} is an FP16 figure ({d['fp16_tflops']:g} TFLOP/s), not INT8 TOP/s")
+            comment.append(_("the {article} is an FP16 figure ({fp16} TFLOP/s), not INT8 TOP/s").format(
+                article=f"{claim['article_tops']:g}", fp16=f"{d['fp16_tflops']:g}"))
         elif d["int8_tops"] == claim["article_tops"]:
-            comment.append("INT8 figure matches")
+            comment.append(_("INT8 figure matches"))
         elif not np.isnan(d["int8_tops"]):
-            comment.append(f"datasheet INT8: {d['int8_tops']:g} TOP/s"
-                           + (f"; {claim['article_tops']:g} matches its FP16 TFLOP/s" if d["fp16_tflops"] == claim["article_tops"] else ""))
+            comment.append(_("datasheet INT8: {int8} TOP/s").format(int8=f"{d['int8_tops']:g}")
+                           + ("; " + _("{article} matches its FP16 TFLOP/s").format(article=f"{claim['article_tops']:g}")
+                              if d["fp16_tflops"] == claim["article_tops"] else ""))
         if d["tdp_w"] != claim["article_w"]:
-            comment.append(f"power: {d['tdp_w']:g} W in the catalogue ({d['power_mode']})")
+            comment.append(_("power: {watts} W in the catalogue ({mode})").format(watts=f"{d['tdp_w']:g}",
+                                                                                mode=d["power_mode"]))
         if np.isnan(d["memory_gb"]):
-            comment.append("no vendor figure for memory")
+            comment.append(_("no vendor figure for memory"))
         rows.append({**claim.to_dict(), "int8_tops": d["int8_tops"], "fp16_tflops": d["fp16_tflops"],
                      "memory_gb": d["memory_gb"], "tdp_w": d["tdp_w"], "power_mode": d["power_mode"],
                      "comment": "; ".join(comment)})
     table = pd.DataFrame(rows)
-    verdict = ("Of the article's three edge rows only the Xavier NX matches its datasheet (21 INT8 TOP/s at 15 W). "
-               "The Jetson Nano's 0.5 is FP16 TFLOP/s (472 GFLOP/s), not TOP/s; the Ascend 310's 8 is its FP16 "
-               "figure -- Huawei quotes 16 INT8 TOP/s at 8 W -- and no Huawei page gives 8 GB.")
+    verdict = _("Of the article's three edge rows only the Xavier NX matches its datasheet (21 INT8 TOP/s at 15 W). "
+                "The Jetson Nano's 0.5 is FP16 TFLOP/s (472 GFLOP/s), not TOP/s; the Ascend 310's 8 is its FP16 "
+                "figure -- Huawei quotes 16 INT8 TOP/s at 8 W -- and no Huawei page gives 8 GB.")
     return table, verdict

@@ -10,9 +10,37 @@ import numpy as np
 import pandas as pd
 
 from . import llm, memory, roofline
+from .i18n import N_, _
 from .sizing import model_of
 
 __all__ = ["kernel_workloads"]
+
+#: the kernels' names; ``workload`` keeps the English (other code matches on it), ``label`` is what is shown
+_NAMES = {
+    "mlp_prefill": N_("MLP GEMM, prefill ({b}×{s} tokens)"),
+    "mlp": N_("MLP GEMM ({b}×{s} tokens)"),
+    "mlp_decode": N_("MLP GEMM, decode ({b} tokens)"),
+    "attention_prefill": N_("attention, prefill ({s}×{s2}, fused)"),
+    "attention_decode": N_("attention, decode (1×{s})"),
+    "decode_step": N_("LLM decode step (batch {b})"),
+    "prefill": N_("LLM prefill (batch {b}, {s} tokens)"),
+    "forward": N_("forward pass (batch {b}, {s} tokens)"),
+    "forward_weights": N_("forward pass (batch {b})"),
+    "add": N_("elementwise add"),
+}
+_NOTES = {
+    "attention_prefill": N_("FlashAttention-style: Q, K, V read once"),
+    "attention_decode": N_("one new token reads the whole KV cache"),
+    "decode_step": N_("weights + KV cache read once per step"),
+    "prefill": N_("weights read once; activations ignored"),
+    "forward_weights": N_("weights only: an upper bound on intensity"),
+    "add": N_("two reads, one write per FLOP"),
+}
+
+
+def _name(key, **values):
+    """(English name, name in the language now in use) of a kernel."""
+    return _NAMES[key].format(**values), _(_NAMES[key]).format(**values)
 
 
 def kernel_workloads(scenario):
@@ -29,7 +57,8 @@ def kernel_workloads(scenario):
     -------
     pandas.DataFrame
         ``workload, intensity`` [FLOP/byte], ``flops`` [FLOP], ``bytes`` [bytes],
-        ``note``.
+        ``note``, and ``label``: the workload's name in the language now in use (``workload``
+        stays English; code matches on it).
     """
     m = model_of(scenario)
     preset = m["preset"]
@@ -37,40 +66,42 @@ def kernel_workloads(scenario):
     nbytes = memory.bytes_per_param(p)
     b, s = scenario.batch_size, scenario.seq_len
     rows = []
+
+    def add(name, intensity, flops, nbytes_moved, note):
+        """One kernel: ``name`` is (English, shown) from :func:`_name`."""
+        rows.append((name[0], intensity, flops, nbytes_moved, note, name[1]))
+
     shaped = preset is not None and pd.notna(preset.get("d_model")) and pd.notna(preset.get("n_layers"))
     if shaped and preset["kind"] in ("decoder", "moe-decoder", "encoder", "vit"):
         d = float(preset["d_model"])
         ff = float(preset["d_ff"]) if pd.notna(preset.get("d_ff")) else 4.0 * d
         hd = float(preset["head_dim"])
         decoder = preset["kind"] in ("decoder", "moe-decoder")
-        gemms = [(f"MLP GEMM, prefill ({b}×{s} tokens)" if decoder else f"MLP GEMM ({b}×{s} tokens)", b * s)]
+        gemms = [(_name("mlp_prefill", b=b, s=s) if decoder else _name("mlp", b=b, s=s), b * s)]
         if decoder:
-            gemms.append((f"MLP GEMM, decode ({b} tokens)", b))
-        for label, rows_m in gemms:
+            gemms.append((_name("mlp_decode", b=b), b))
+        for name, rows_m in gemms:
             f = roofline.gemm_flops(rows_m, ff, d)
             q = roofline.gemm_bytes(rows_m, ff, d, p)
-            rows.append((label, f / q, f, q, f"[{rows_m:g} × {d:g}] · [{d:g} × {ff:g}]"))
-        rows.append((f"attention, prefill ({s}×{s}, fused)", roofline.attention_intensity(s, s, hd, p), np.nan, np.nan,
-                     "FlashAttention-style: Q, K, V read once"))
+            add(name, f / q, f, q, f"[{rows_m:g} × {d:g}] · [{d:g} × {ff:g}]")
+        add(_name("attention_prefill", s=s, s2=s), roofline.attention_intensity(s, s, hd, p), np.nan, np.nan,
+            _(_NOTES["attention_prefill"]))
         if preset["kind"] in ("decoder", "moe-decoder"):
-            rows.append((f"attention, decode (1×{s})", roofline.attention_intensity(1, s, hd, p), np.nan, np.nan,
-                         "one new token reads the whole KV cache"))
+            add(_name("attention_decode", s=s), roofline.attention_intensity(1, s, hd, p), np.nan, np.nan,
+                _(_NOTES["attention_decode"]))
             f = 2.0 * m["active_params"] * b
             kv = llm.model_kv_bytes(preset, s, 1, "bf16" if p in ("fp32", "tf32") else p) if p != "int4" else \
                 llm.model_kv_bytes(preset, s, 1, "int8")
             q = m["active_params"] * nbytes + b * kv
-            rows.append((f"LLM decode step (batch {b})", f / q, f, q, "weights + KV cache read once per step"))
+            add(_name("decode_step", b=b), f / q, f, q, _(_NOTES["decode_step"]))
         f = 2.0 * m["active_params"] * b * s
         q = m["active_params"] * nbytes
-        label = f"LLM prefill (batch {b}, {s} tokens)" if preset["kind"] in ("decoder", "moe-decoder") else \
-            f"forward pass (batch {b}, {s} tokens)"
-        rows.append((label, f / q, f, q, "weights read once; activations ignored"))
+        add(_name("prefill" if decoder else "forward", b=b, s=s), f / q, f, q, _(_NOTES["prefill"]))
     else:
         per_sample = float(preset["forward_flop_per_sample"]) if preset is not None and \
             pd.notna(preset.get("forward_flop_per_sample")) else 2.0 * m["params"]
         f = per_sample * b
         q = m["params"] * nbytes
-        rows.append((f"forward pass (batch {b})", f / q, f, q, "weights only: an upper bound on intensity"))
-    rows.append(("elementwise add", roofline.elementwise_intensity(1, 2, 1, p), np.nan, np.nan,
-                 "two reads, one write per FLOP"))
-    return pd.DataFrame(rows, columns=["workload", "intensity", "flops", "bytes", "note"])
+        add(_name("forward_weights", b=b), f / q, f, q, _(_NOTES["forward_weights"]))
+    add(_name("add"), roofline.elementwise_intensity(1, 2, 1, p), np.nan, np.nan, _(_NOTES["add"]))
+    return pd.DataFrame(rows, columns=["workload", "intensity", "flops", "bytes", "note", "label"])

@@ -26,6 +26,7 @@ import pandas as pd
 from . import units
 from ._validate import check_choice, check_number
 from .catalog import PRECISION_COLUMNS, peak_flops
+from .i18n import N_
 from .memory import BYTES_PER_PARAM, weight_bytes
 
 __all__ = [
@@ -63,22 +64,22 @@ def _float_format(name, bits, exp, man, max_value, note):
 #: one row per format; values from [1]-[4] (epsilon = 2**-mantissa_bits)
 FORMATS = pd.DataFrame(
     [
-        _float_format("fp64", 64, 11, 52, float(np.finfo(np.float64).max), "IEEE binary64 [1]"),
-        _float_format("fp32", 32, 8, 23, float(np.finfo(np.float32).max), "IEEE binary32 [1]"),
+        _float_format("fp64", 64, 11, 52, float(np.finfo(np.float64).max), N_("IEEE binary64 [1]")),
+        _float_format("fp32", 32, 8, 23, float(np.finfo(np.float32).max), N_("IEEE binary32 [1]")),
         _float_format("tf32", 19, 8, 10, float(np.finfo(np.float32).max) * (1 - 2**-11) / (1 - 2**-24),
-                      "NVIDIA tensor-core input format, fp32 range, fp16 precision; stored as fp32 [3]"),
-        _float_format("bf16", 16, 8, 7, 3.3895313892515355e38, "bfloat16: fp32 range, 8 significant bits [4]"),
-        _float_format("fp16", 16, 5, 10, 65504.0, "IEEE binary16; small range, needs loss scaling in training [1], [5]"),
-        _float_format("fp8", 8, 4, 3, 448.0, "E4M3 (forward pass); E5M2 (max 57344) is used for gradients [2]"),
+                      N_("NVIDIA tensor-core input format, fp32 range, fp16 precision; stored as fp32 [3]")),
+        _float_format("bf16", 16, 8, 7, 3.3895313892515355e38, N_("bfloat16: fp32 range, 8 significant bits [4]")),
+        _float_format("fp16", 16, 5, 10, 65504.0, N_("IEEE binary16; small range, needs loss scaling in training [1], [5]")),
+        _float_format("fp8", 8, 4, 3, 448.0, N_("E4M3 (forward pass); E5M2 (max 57344) is used for gradients [2]")),
         {
             "format": "int8", "bits": 8, "exponent_bits": 0, "mantissa_bits": 7, "max": 127.0,
             "epsilon": 1.0, "smallest_normal": 1.0, "decimal_digits": 2.1,
-            "note": "integer with a per-tensor or per-channel scale; needs calibration [6]",
+            "note": N_("integer with a per-tensor or per-channel scale; needs calibration [6]"),
         },
         {
             "format": "int4", "bits": 4, "exponent_bits": 0, "mantissa_bits": 3, "max": 7.0,
             "epsilon": 1.0, "smallest_normal": 1.0, "decimal_digits": 0.9,
-            "note": "weight-only quantisation of LLMs (e.g. GPTQ/AWQ), per-group scales",
+            "note": N_("weight-only quantisation of LLMs (e.g. GPTQ/AWQ), per-group scales"),
         },
     ]
 ).set_index("format")
@@ -147,32 +148,32 @@ def guidance_table():
     rows = [
         (
             "fp32",
-            "scientific research, financial risk",
+            N_("scientific research, financial risk"),
             "A100, MI250",
-            "Needed where rounding error accumulates (long sums, ill-conditioned solvers); "
-            "deep-learning training rarely needs it end to end. fp64 is the format for "
-            "classical HPC -- compare fp64_tflops, not fp32.",
+            N_("Needed where rounding error accumulates (long sums, ill-conditioned solvers); "
+               "deep-learning training rarely needs it end to end. fp64 is the format for "
+               "classical HPC -- compare fp64_tflops, not fp32."),
         ),
         (
             "fp16 / bf16",
-            "computer vision, speech",
+            N_("computer vision, speech"),
             "T4, A10G",
-            "The default for training (mixed precision: fp32 master weights, loss scaling "
-            "for fp16 [5]) and for GPU inference. bf16 keeps fp32's range, so it needs no "
-            "loss scaling; T4 and V100 have no bf16.",
+            N_("The default for training (mixed precision: fp32 master weights, loss scaling "
+               "for fp16 [5]) and for GPU inference. bf16 keeps fp32's range, so it needs no "
+               "loss scaling; T4 and V100 have no bf16."),
         ),
         (
             "int8",
-            "mobile / edge inference",
+            N_("mobile / edge inference"),
             "Jetson, Ascend",
-            "Post-training quantisation with calibration [6]; doubles peak over fp16 on "
-            "most tensor units and halves weight memory. Check accuracy on your data.",
+            N_("Post-training quantisation with calibration [6]; doubles peak over fp16 on "
+               "most tensor units and halves weight memory. Check accuracy on your data."),
         ),
         (
             "fp8",
-            "(not in the article) LLM training and inference on Hopper/Blackwell, MI300, Gaudi",
+            N_("(not in the article) LLM training and inference on Hopper/Blackwell, MI300, Gaudi"),
             "H100, MI300X, Gaudi 3",
-            "E4M3/E5M2 with per-tensor scaling [2]; 2x bf16 peak where supported.",
+            N_("E4M3/E5M2 with per-tensor scaling [2]; 2x bf16 peak where supported."),
         ),
     ]
     return pd.DataFrame(rows, columns=["precision", "use_cases", "article_devices", "comment"])

@@ -348,8 +348,10 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
         ``fps_per_unit``, ``frame_ms`` (time of one pass of ``batch_size`` frames: what a
         frame waits for its result),
         ``power_w`` (all units), ``cost_usd`` (NaN without a list price),
-        ``weights_fit``, ``meets`` (all targets) and ``reason`` (the first target
-        missed, in words).
+        ``weights_fit``, ``meets`` (all targets), ``reason`` (the first target
+        missed, in words) and ``why`` (the projection's reason when a frame time cannot be
+        projected, in English as the projection writes it; translate with
+        :func:`accelkit.select.reasons.why_words`).
     """
     from ._validate import check_choice, check_positive
     from .catalog import int8_dense_estimate
@@ -388,6 +390,7 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     unprojected = (reasons == "") & out["frame_ms"].isna()
     reasons[unprojected] = [_("cannot be projected: {why}").format(why=w)
                             for w in projected["why"].to_numpy()[unprojected.to_numpy()]]
+    out["why"] = np.where(unprojected.to_numpy(), projected["why"].astype(str).to_numpy(), "")
     if latency_ms is not None:
         slow = (reasons == "") & (out["frame_ms"] > latency_ms)
         reasons[slow] = [_("{ms} ms per frame > {target} ms").format(ms=f"{v:.1f}", target=f"{latency_ms:g}")

@@ -19,7 +19,7 @@ import pandas as pd
 from ..catalog import SOFTWARE_STACKS
 from ..local import devices, host, nvml
 from ..local.devices import NOT_INSTALLED
-from ..i18n import _
+from ..i18n import N_, _
 from .vocabulary import STACK_LABELS
 
 __all__ = ["AUDIT_PACKAGES", "NOT_INSTALLED", "audit_local", "audit_table"]
@@ -212,6 +212,30 @@ def audit_local(inspect_torch="auto", probe_onnxruntime=True, timeout_s=5.0):
     }
 
 
+#: why no NVIDIA driver was found (accelkit.local.nvml.driver_facts), as people read it; the tool's own
+#: message in the parentheses stays as the tool wrote it
+_DRIVER_ERRORS = (
+    (r"NVML not available \((?P<detail>[^)]*)\): no NVIDIA driver on this machine",
+     N_("NVML not available ({detail}): no NVIDIA driver on this machine")),
+    (r"nvidia-smi not on PATH", N_("nvidia-smi not on PATH")),
+)
+
+
+def _driver_error(text):
+    """The driver facts' ``error`` in the language in use, part by part (a part of unknown form is kept)."""
+    import re
+
+    parts = []
+    for part in str(text).split("; "):
+        for pattern, words in _DRIVER_ERRORS:
+            found = re.fullmatch(pattern, part)
+            if found:
+                part = _(words).format(**found.groupdict())
+                break
+        parts.append(part)
+    return "; ".join(parts)
+
+
 def audit_table(audit=None):
     """The audit as two tidy frames: ``(facts, stacks)``.
 
@@ -232,7 +256,8 @@ def audit_table(audit=None):
     rows += [("package", k, text(v)) for k, v in audit["packages"].items()]
     rows.append(("onnxruntime", "providers", text(audit["onnxruntime_providers"])))
     rows += [("torch", k, text(v)) for k, v in audit["torch"].items()]
-    rows += [("nvidia driver", k, text(v)) for k, v in audit["nvidia_driver"].items()]
+    rows += [("nvidia driver", k, _driver_error(v) if k == "error" and v else text(v))
+             for k, v in audit["nvidia_driver"].items()]
     rows += [("rocm", k, text(v)) for k, v in audit["rocm"].items()]
     facts = pd.DataFrame(rows, columns=["section", "item", "value"])
     stacks = pd.DataFrame(

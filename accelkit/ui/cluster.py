@@ -10,6 +10,7 @@ from .. import cluster, plots, sizing, units
 from ..catalog import find, load_catalog, peak_flops
 from ..i18n import N_, _
 from ..numbers import people, people_format
+from ..select.reasons import source_words
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, range_text, table_html
@@ -163,7 +164,8 @@ class ClusterPanel(Panel):
               "{source}).").format(
                 tokens=people(s.tokens, _("tokens")),
                 days=range_text(step["days"], step["days_low"], step["days_high"], "{:,.1f}"),
-                rate=f"{step['tokens_per_s']:,.0f}", mfu=f"{step['mfu']:.0%}", source=step["matmul_source"]),
+                rate=f"{step['tokens_per_s']:,.0f}", mfu=f"{step['mfu']:.0%}",
+                source=source_words(step["matmul_source"])),
             (_("Memory per device: {state} GB of model state (ZeRO-{stage}) + {activations} GB of activations for a "
                "micro-batch of {micro} = {total} GB of {usable} GB usable -- fits.") if foot["fits"] else
              _("Memory per device: {state} GB of model state (ZeRO-{stage}) + {activations} GB of activations for a "

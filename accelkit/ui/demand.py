@@ -12,6 +12,7 @@ from ..catalog import load_catalog
 from ..memory import usable_bytes
 from ..i18n import N_, _
 from ..numbers import DOES_NOT_FIT, UNKNOWN, people, people_format
+from ..select.reasons import source_words, why_words
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, error_html, range_text, table_html
@@ -57,7 +58,10 @@ class DemandPanel(Panel):
         self.catalog = catalog if catalog is not None else load_catalog()
         devices = s.devices or _default_devices(s, self.catalog)
         self.controls = {
-            "workload": C.choice(_("workload"), ["training", "fine-tuning", "inference"], s.workload, width="210px"),
+            # (label, value) pairs: the labels in the language in use, the values English (the scenario's)
+            "workload": C.choice(_("workload"), [(_(_WORKLOAD_WORDS[w]), w) for w in ("training", "fine-tuning",
+                                                                                      "inference")],
+                                 s.workload, width="210px"),
             "model": C.model_picker(s.model if s.model != "custom" else "custom"),
             "params_b": C.number(_("custom size"), (s.params or 7e9) / _B, _("billion params"), width="260px"),
             "tokens_b": C.number(_("training tokens"), s.tokens / _B, _("billion"), width="250px"),
@@ -224,7 +228,7 @@ class DemandPanel(Panel):
                     "(efficiency: {source}).").format(
                     n=s.n_devices, days=f"{fastest['days_on_n']:.1f}", low=f"{fastest['days_on_n_low']:.1f}",
                     high=f"{fastest['days_on_n_high']:.1f}", name=fastest["name"], mfu=f"{fastest['mfu']:.0%}",
-                    source=fastest["matmul_source"]))
+                    source=source_words(fastest["matmul_source"])))
             else:
                 quick = fitting.sort_values("latency_s").iloc[0]
                 ms = units.MILLISECONDS_PER_SECOND
@@ -234,7 +238,7 @@ class DemandPanel(Panel):
                     one=_(_ONE_WORDS[unit]), name=quick["name"], value=f"{quick['latency_s'] * ms:,.3g}",
                     low=f"{quick['latency_s_low'] * ms:,.3g}", high=f"{quick['latency_s_high'] * ms:,.3g}",
                     rate=f"{quick['work_per_device_hour'] / units.SECONDS_PER_HOUR:,.0f}", unit=_(_UNIT_WORDS[unit]),
-                    source=quick["matmul_source"]))
+                    source=source_words(quick["matmul_source"])))
             priced = fitting.dropna(subset=["cloud_usd"])
             if not priced.empty:
                 cheap = priced.sort_values("cloud_usd").iloc[0]
@@ -281,7 +285,8 @@ class DemandPanel(Panel):
         missing = table[~table["name"].isin(known["name"])]
         if len(missing):
             summary.append(_("{n} selected device(s) cannot be projected and are left out: {which}.").format(
-                n=len(missing), which="; ".join(f"{n} ({w})" for n, w in zip(missing["name"], missing["why"]))))
+                n=len(missing), which="; ".join(f"{n} ({why_words(w)})"
+                                                for n, w in zip(missing["name"], missing["why"]))))
         if measurements is not None:
             summary.append(_("Using your measurements ({source}) for {device} where it is in the catalogue.").format(
                 source=self.measurements.source(), device=measurements["device_name"].iloc[0]))
@@ -356,6 +361,7 @@ class DemandPanel(Panel):
                 by_name.loc[n, "days_on_n" if training else "latency_s"] else _(UNKNOWN) for n in shown["name"]]
             cols += ["decision"]
             names += [_("the decision's configuration (chapter 09)")]
+        shown["matmul_source"] = shown["matmul_source"].map(source_words)
         shown = shown.sort_values("devices_needed")[cols]
         shown.columns = names
         # counts and money may be infinite (a model that never fits): 'does not fit', never 'inf'

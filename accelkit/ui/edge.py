@@ -11,11 +11,16 @@ from ..catalog import load_catalog
 from ..currency import money
 from ..i18n import N_, _
 from ..numbers import people_format
+from ..select.reasons import why_words
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
 
 __all__ = ["EdgePanel"]
+
+#: how an edge device's OP/s figure was obtained (accelkit.catalog.int8_dense_estimate, accelkit.sizing.edge_fit)
+_BASIS_WORDS = (N_("published dense"), N_("half the 2:4-sparse figure"),
+                N_("GPU only: half the (total − DLA) sparse figure"), N_("published dense fp16"))
 
 #: the words of this chapter explained on tap (each a term or alias in data/glossary.csv)
 TERMS = ("fps", "int8", "fp16", "dense", "2:4 sparsity", "sparse", "DLA", "NPU",
@@ -198,6 +203,11 @@ class EdgePanel(Panel):
                                  "({watts} W in all).").format(n=len(ok), units=f"{best['units']:.0f}",
                                                                name=best["name"], watts=f"{best['power_w']:,.0f}"))
         derived = table[table["basis"].str.startswith(("half", "GPU only"))]["name"].tolist()
+        # the engine's English words (kept in the data) in the language in use, for the table and the chart
+        table = table.assign(
+            basis=[_(b) if b else b for b in table["basis"]],
+            reason=[_("cannot be projected: {why}").format(why=why_words(w)) if w else r
+                    for r, w in zip(table["reason"], table["why"])])
         if derived:
             summary.append(_("Dense INT8 for {devices} is half of NVIDIA's 2:4-sparse figure (derived here, not "
                              "printed by the vendor).").format(devices=", ".join(derived)))

@@ -11,6 +11,7 @@ from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
 from ..i18n import N_, _
 from ..numbers import UNKNOWN, people, people_format
+from ..select.reasons import source_words
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
@@ -123,7 +124,8 @@ class EnergyPanel(Panel):
                 line = _("Highest {precision} peak per watt among {n} devices: {name}, {per_w} T(FL)OP/s per W; its "
                          "achievable matmul rate gives {achieved} per W (efficiency: {source}).").format(
                     precision=s.precision, n=len(eff), name=top["name"], per_w=f"{per_w.max():.2f}",
-                    achieved=f"{got['matmul_flops'] / units.TERA / top['tdp_w']:.2f}", source=got["source"])
+                    achieved=f"{got['matmul_flops'] / units.TERA / top['tdp_w']:.2f}",
+                    source=source_words(got["source"]))
             else:
                 line = _("Highest {precision} peak per watt among {n} devices: {name}, {per_w} T(FL)OP/s per W.").format(
                     precision=s.precision, n=len(eff), name=top["name"], per_w=f"{per_w.max():.2f}")

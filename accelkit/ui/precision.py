@@ -32,8 +32,8 @@ TERMS = ("mixed precision", "Mixed precision", "ZeRO", "ZeRO sharding", "Adam", 
 def _translated(frame, text_columns, headers):
     """``frame`` as shown: its text cells and headers in the language now in use (English: unchanged).
 
-    The guidance and formats tables come from :mod:`accelkit.precision`; their English sentences are
-    msgids of the catalogue (``chapters_a.po``), so a Chinese reader sees them translated.
+    The guidance and formats tables come from :mod:`accelkit.precision`, whose English sentences are
+    marked there with ``N_()`` (the data stay English), so a Chinese reader sees them translated here.
     """
     if language() == "en":
         return frame

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import ipywidgets as W
 
 from .. import claims, plots, projection, roofline, sizing, units
-from ..catalog import datasheet_memory_bandwidth, find, load_catalog, peak_flops
-from ..i18n import N_, _, language
+from ..catalog import datasheet_memory_bandwidth, load_catalog, peak_flops
+from ..i18n import N_, _
 from ..kernels import kernel_workloads
 from ..numbers import people
+from ..select.reasons import source_words
 from . import controls as C
 from . import terms as T
 from ._base import CSS, Panel, table_html
@@ -25,72 +24,6 @@ DEFAULT_ROOFLINE_DEVICES = ("T4", "L4", "A100 80GB SXM", "H100 SXM", "Instinct M
 TERMS = ("roofline", "ridge point", "Ridge point", "arithmetic intensity", "intensity", "memory-bound", "compute-bound",
          "memory bandwidth", "LLM decode", "LLM prefill", "decoding", "Decoding", "tensor parallel", "tokens/s",
          "batch", "dense", "TFLOP/s", "HBM", "achievable matmul rate", "TPOT", "TTFT", "KV cache", "int8")
-
-
-#: the kernels' labels (accelkit.kernels.kernel_workloads) as patterns, each with its words to translate;
-#: the label itself stays English in the data (other code matches on it), only what is shown is translated
-_WORKLOAD_LABELS = (
-    (r"MLP GEMM, prefill \((?P<b>\d+)×(?P<s>\d+) tokens\)", N_("MLP GEMM, prefill ({b}×{s} tokens)")),
-    (r"MLP GEMM \((?P<b>\d+)×(?P<s>\d+) tokens\)", N_("MLP GEMM ({b}×{s} tokens)")),
-    (r"MLP GEMM, decode \((?P<b>\d+) tokens\)", N_("MLP GEMM, decode ({b} tokens)")),
-    (r"attention, prefill \((?P<s>\d+)×(?P<s2>\d+), fused\)", N_("attention, prefill ({s}×{s2}, fused)")),
-    (r"attention, decode \(1×(?P<s>\d+)\)", N_("attention, decode (1×{s})")),
-    (r"LLM decode step \(batch (?P<b>\d+)\)", N_("LLM decode step (batch {b})")),
-    (r"LLM prefill \(batch (?P<b>\d+), (?P<s>\d+) tokens\)", N_("LLM prefill (batch {b}, {s} tokens)")),
-    (r"forward pass \(batch (?P<b>\d+), (?P<s>\d+) tokens\)", N_("forward pass (batch {b}, {s} tokens)")),
-    (r"forward pass \(batch (?P<b>\d+)\)", N_("forward pass (batch {b})")),
-    (r"elementwise add", N_("elementwise add")),
-)
-
-
-def workload_label(label):
-    """A kernel's label (from :func:`accelkit.kernels.kernel_workloads`) in the language now in use."""
-    if language() == "en":
-        return label
-    for pattern, words in _WORKLOAD_LABELS:
-        match = re.fullmatch(pattern, str(label))
-        if match:
-            return _(words).format(**match.groupdict())
-    return label
-
-
-def bert_verdict(table, verdict, catalog):
-    """The BERT claim's verdict (:func:`accelkit.claims.bert_t4_vs_v100`) in the language now in use.
-
-    In English it is the claim's own sentence; in another language it is told again from the
-    same table, with the same figures.
-    """
-    if language() == "en" or table is None or table.empty:
-        return verdict
-    configs = list(dict.fromkeys(zip(table["device"], table["precision"])))
-    (v_name, precision), (t_name, _p) = configs[0], configs[1]
-    same = table[table["precision"] == precision].pivot(index="batch", columns="device", values="latency_ms")
-    eff = table[table["precision"] == precision].pivot(index="batch", columns="device",
-                                                        values="sequences_per_s_per_w")
-    batch = same.index[0]
-    parts = [
-        (_("On speed the claim holds at some batch sizes: at batch {batch} the {v100} finishes a {precision} forward "
-           "pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected).")
-         if table.attrs.get("holds_on_speed") else
-         _("On speed the claim does not hold at any batch size: at batch {batch} the {v100} finishes a {precision} "
-           "forward pass in {v100_ms} ms and the {t4} in {t4_ms} ms ({ratio}× slower; projected).")).format(
-            batch=batch, v100=v_name, t4=t_name, precision=precision, v100_ms=f"{same[v_name].iloc[0]:.2f}",
-            t4_ms=f"{same[t_name].iloc[0]:.2f}", ratio=f"{(same[t_name] / same[v_name]).iloc[0]:.1f}"),
-        _("Bandwidth favours the V100 ({v100_bw} vs {t4_bw} GB/s), so small, memory-bound batches are exactly where "
-          "it leads.").format(v100_bw=f"{find(v_name, catalog)['memory_bw_gbs']:.0f}",
-                              t4_bw=f"{find(t_name, catalog)['memory_bw_gbs']:.0f}"),
-    ]
-    if table.attrs.get("t4_wins_per_watt"):
-        parts.append(_("The {t4} does win per watt at every batch ({t4_eff} vs {v100_eff} sequences/s per W at batch "
-                       "{batch}), and on rental price, which is the better reading of the anecdote.").format(
-            t4=t_name, t4_eff=f"{eff[t_name].iloc[0]:.2f}", v100_eff=f"{eff[v_name].iloc[0]:.2f}",
-            batch=eff.index[0]))
-    lead = table.attrs.get("t4_int8_faster_from_batch")
-    if lead:
-        parts.append(_("Only in int8 -- which the T4's tensor cores run and the V100's do not -- does the {t4} "
-                       "overtake the {v100}, from batch {batch} up: at larger batches, not smaller ones.").format(
-            t4=t_name, v100=v_name, batch=lead))
-    return " ".join(parts)
 
 
 class RooflinePanel(Panel):
@@ -178,7 +111,7 @@ class RooflinePanel(Panel):
                            _("memory-bound on {count} of {total} devices").format(count=n_mem, total=len(bound_on)))
                 if w["workload"].startswith(("LLM decode", "LLM prefill", "forward pass")):
                     summary.append(_("{workload}: intensity {intensity} FLOP/byte, {verdict}.").format(
-                        workload=workload_label(w["workload"]), intensity=people(w["intensity"]), verdict=verdict))
+                        workload=w["label"], intensity=people(w["intensity"]), verdict=verdict))
             self._decode_sentence(known, summary)
         missing = sorted(set(c["devices"]) - set(known["name"]))
         if missing:
@@ -193,8 +126,8 @@ class RooflinePanel(Panel):
         pivot = pivot.reset_index()
         pivot.columns.name = None
         pivot = pivot.rename(columns={"workload": _("workload")})
-        pivot.iloc[:, 0] = pivot.iloc[:, 0].map(workload_label)
-        shown_work = work.assign(workload=work["workload"].map(workload_label))
+        pivot.iloc[:, 0] = work["label"].to_numpy()
+        shown_work = work.assign(workload=work["label"])
 
         # the claim depends on its own two controls only, not on the scenario
         bert, verdict, bert_figure = self.reuse("bert", (c["bert_seq_len"], c["t4_int8"]), lambda: self._bert_claim(c))
@@ -219,8 +152,7 @@ class RooflinePanel(Panel):
         return self._claim_summary
 
     def render(self, result):
-        verdict = bert_verdict(result["bert"], result["bert_verdict"], self.catalog)
-        self.claim_summary.value = f'<div class="ak-summary">{verdict}</div>'
+        self.claim_summary.value = f'<div class="ak-summary">{result["bert_verdict"]}</div>'
         self.summary.value = T.summary_html(result["summary"], TERMS)
 
     def _decode_sentence(self, known, summary):
@@ -245,7 +177,8 @@ class RooflinePanel(Panel):
         best = frame.loc[frame["output_tokens_per_s_per_device"].idxmax()]
         self._decode_best = (best["name"], float(best["output_tokens_per_s_per_device"]))
         bound = _("memory-bound") if best["memory_bound"] else _("compute-bound")
-        self._decode_source = best["memory_source"] if best["memory_bound"] else best["matmul_source"]
+        # where the efficiency comes from, in the language in use (the titles of its sources as published)
+        self._decode_source = source_words(best["memory_source"] if best["memory_bound"] else best["matmul_source"])
         summary.append(_(
             "Decoding {model} at batch {batch} with a {prompt}-token prompt and {output} output tokens (projected, "
             "{n} device(s), tensor parallel {tp}): {rate} tokens/s per device ({low}-{high}) on {device}, {tpot} ms "
@@ -254,7 +187,8 @@ class RooflinePanel(Panel):
             tp=f"{best['tensor_parallel']:.0f}", rate=f"{best['output_tokens_per_s_per_device']:,.0f}",
             low=f"{best['output_tokens_per_s_per_device_low']:,.0f}",
             high=f"{best['output_tokens_per_s_per_device_high']:,.0f}", device=best["name"],
-            tpot=f"{best['tpot_s'] * units.MILLISECONDS_PER_SECOND:,.2f}", bound=bound, source=self._decode_source))
+            tpot=f"{best['tpot_s'] * units.MILLISECONDS_PER_SECOND:,.2f}", bound=bound,
+            source=self._decode_source))
 
     def key_figures(self):
         if self.error:
