@@ -49,9 +49,12 @@ def _settings(title, kwargs):
     settings = {
         "template": TEMPLATE,
         "title": {"text": title, "x": 0.01, "xanchor": "left"},
-        "margin": {"l": 60, "r": 20, "t": 60, "b": 50},
-        "height": 430,
-        "legend": {"orientation": "h", "y": -0.18},
+        "margin": {"l": 60, "r": 20, "t": 60, "b": 95},
+        "height": 460,
+        # at the foot of the figure, measured from its bottom edge (yref "container"), under the x-axis
+        # title: placed as a share of the plot's height it met the title on charts whose tick labels are tall
+        "legend": {"orientation": "h", "x": 0, "xanchor": "left", "yref": "container", "y": 0.01,
+                   "yanchor": "bottom"},
     }
     settings.update(kwargs)
     return settings
