@@ -325,7 +325,7 @@ def edge_table_claims(catalog=None):
             comment.append(_("INT8 figure matches"))
         elif not np.isnan(d["int8_tops"]):
             comment.append(_("datasheet INT8: {int8} TOP/s").format(int8=f"{d['int8_tops']:g}")
-                           + ("; " + _("{article} matches its FP16 TFLOP/s").format(article=f"{claim['article_tops']:g}")
+                           + (_("; ") + _("{article} matches its FP16 TFLOP/s").format(article=f"{claim['article_tops']:g}")
                               if d["fp16_tflops"] == claim["article_tops"] else ""))
         if d["tdp_w"] != claim["article_w"]:
             comment.append(_("power: {watts} W in the catalogue ({mode})").format(watts=f"{d['tdp_w']:g}",
@@ -334,7 +334,7 @@ def edge_table_claims(catalog=None):
             comment.append(_("no vendor figure for memory"))
         rows.append({**claim.to_dict(), "int8_tops": d["int8_tops"], "fp16_tflops": d["fp16_tflops"],
                      "memory_gb": d["memory_gb"], "tdp_w": d["tdp_w"], "power_mode": d["power_mode"],
-                     "comment": "; ".join(comment)})
+                     "comment": _("; ").join(comment)})
     table = pd.DataFrame(rows)
     verdict = _("Of the article's three edge rows only the Xavier NX matches its datasheet (21 INT8 TOP/s at 15 W). "
                 "The Jetson Nano's 0.5 is FP16 TFLOP/s (472 GFLOP/s), not TOP/s; the Ascend 310's 8 is its FP16 "
