@@ -38,8 +38,8 @@ SUMMARY_CSS = f"""<style>
 #decision-summary .ak-ds-job {{color: #555; margin: 0 0 6px}}
 #decision-summary .ak-ds-headline {{font-weight: bold; margin: 4px 0 8px}}
 #decision-summary dl {{display: grid; grid-template-columns: 13em 1fr; gap: 3px 12px; margin: 0}}
-#decision-summary dt {{font-weight: bold; color: #333}}
-#decision-summary dd {{margin: 0}}
+#decision-summary dt {{font-weight: bold; color: #333; float: none; width: auto; clear: none}}
+#decision-summary dd {{margin: 0; float: none; width: auto}}
 #decision-summary ul, #decision-summary ol {{margin: 2px 0; padding-left: 1.4em}}
 #decision-summary li {{margin: 1px 0}}
 #decision-summary table {{border-collapse: collapse; font-size: 13px}}
