@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
-from ..i18n import N_, _
+from ..i18n import N_, _, language
 from ..numbers import UNKNOWN, people, people_format
 from ..select.reasons import source_words
 from . import controls as C
@@ -29,6 +29,27 @@ _WORKLOAD_WORDS = {"training": N_("training"), "fine-tuning": N_("fine-tuning"),
 _DEPLOYMENT_WORDS = {"cloud": N_("in the cloud"), "on-prem": N_("on-prem"), "edge": N_("at the edge")}
 _UNIT_WORDS = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("requests"), "samples": N_("samples")}
 _STATUS_WORDS = {"shortlisted": N_("shortlisted"), "cannot verify": N_("cannot verify"), "excluded": N_("excluded")}
+#: the latency claim's paths and components (accelkit.claims.latency_edge_vs_cloud; the data keep the English,
+#: which is also what an English page shows)
+_PATH_WORDS = {"cloud": N_("cloud"), "edge": N_("edge")}
+_COMPONENT_WORDS = {"network round trip": N_("network round trip"), "frame upload": N_("frame upload"),
+                    "server overhead": N_("server overhead (decode, queueing, pre/post-processing)"),
+                    "local overhead": N_("local overhead")}
+_INFERENCE_ON = "inference on "
+
+
+def _latency_words(latency):
+    """The latency table as shown: its paths and components in the language in use."""
+    if language() == "en":
+        return latency
+
+    def component(text):
+        if text.startswith(_INFERENCE_ON):
+            return _("inference on {device}").format(device=text[len(_INFERENCE_ON):])
+        return _(_COMPONENT_WORDS[text]) if text in _COMPONENT_WORDS else text
+
+    return latency.assign(path=[_(_PATH_WORDS.get(p, p)) for p in latency["path"]],
+                          component=[component(c) for c in latency["component"]])
 
 
 class EnergyPanel(Panel):
@@ -372,7 +393,7 @@ class TCOPanel(Panel):
         out["figures"].update({
             "cumulative": plots.cumulative_cost_chart(
                 result["cumulative"], _("Cumulative cost over {months} months").format(months=s.horizon_months), be),
-            "latency": plots.latency_chart(latency, _("Latency per frame: where the time goes")),
+            "latency": plots.latency_chart(_latency_words(latency), _("Latency per frame: where the time goes")),
         })
         out["tables"]["compare"] = table_html(shown, fmt)
         return out
