@@ -46,11 +46,6 @@ SCENARIO = ROOT / "examples" / "serve-70b-at-latency-target.yaml"
 #: chapters (report) and tabs (app) whose leftovers are text of modules this test's author does not own,
 #: each with what is left to do; checked with strict xfail, so the entry must go once it reads in Chinese
 KNOWN = {
-    "08": "notebooks/08_local_probe.ipynb prints a check outside key_figures() ('models with a bf16 error: 2')",
-    "10": "ui/validation.py shows the projection's efficiency sources raw (wrap them in "
-          "accelkit.select.reasons.source_words)",
-    "trust": "ui/validation.py shows the projection's efficiency sources raw (wrap them in "
-             "accelkit.select.reasons.source_words)",
 }
 
 
@@ -97,13 +92,14 @@ ALLOWED_STRINGS = allowed_strings()
 
 
 def key_figures(notebook):
-    """The lines a chapter prints from its panels' ``key_figures()``: the figures its notebook checks
-    (nbval) are printed as log lines, in English in every language, like the command lines they sit by."""
+    """The lines a chapter's check cells print (its panels' ``key_figures()`` and the other ``print`` checks):
+    the figures its notebook checks (nbval) are printed as log lines, in English in every language, like
+    the command lines they sit by."""
     import nbformat
 
     lines = []
     for cell in nbformat.read(notebook, as_version=4).cells:
-        if cell.cell_type == "code" and "key_figures(" in cell.source:
+        if cell.cell_type == "code" and ("key_figures(" in cell.source or "print(" in cell.source):
             for output in cell.get("outputs", []):
                 if output.get("output_type") == "stream":
                     lines += [line.strip() for line in output.get("text", "").splitlines() if line.strip()]

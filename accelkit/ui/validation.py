@@ -10,6 +10,7 @@ import pandas as pd
 
 from .. import plots, units
 from ..i18n import N_, _
+from ..select.reasons import source_words
 from . import controls as C
 from ._base import CSS, Panel, table_html
 
@@ -214,7 +215,8 @@ class ValidationPanel(Panel):
             "memory [% of peak]": [_pct_range(a, lo, hi, p) for a, lo, hi, p in
                                    zip(known["memory_bw"], known["memory_bw_low"], known["memory_bw_high"],
                                        known["memory_bw_peak"])],
-            "bf16 source": known["matmul_bf16_source"], "memory source": known["memory_bw_source"],
+            "bf16 source": [source_words(t) for t in known["matmul_bf16_source"]],
+            "memory source": [source_words(t) for t in known["memory_bw_source"]],
         })
 
     def key_figures(self):
