@@ -106,7 +106,9 @@ def model_picker(value="Llama-2 7B", description=None, include_custom=True, kind
     if kinds is not None:
         models = models[models["kind"].isin(kinds)]
     names = models["name"].tolist()
-    options = names + ([(_("custom"), "custom")] if include_custom else [])
+    # every option a (label, value) pair: ipywidgets reads a list mixing plain names and pairs as
+    # labels only, and "custom" (shown translated) was then no value of the dropdown
+    options = [(n, n) for n in names] + ([(_("custom"), "custom")] if include_custom else [])
     value = value if value in names or (include_custom and value == "custom") else names[0]
     return choice(description or _("model"), options, value, width=width,
                   tooltip=_("a model preset (sizes from its paper or model card) or a custom size"))
