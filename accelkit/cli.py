@@ -258,6 +258,10 @@ def cmd_validate(args):
     print()
     print(_("geometric-mean error = exp(mean |ln(projected speed / measured speed)|) - 1"))
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print()
+    print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
+        level=V.INTERVAL_LEVEL))
+    print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     try:
         if args.csv:
             target = args.csv

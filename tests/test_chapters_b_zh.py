@@ -24,7 +24,8 @@ from accelkit import i18n
 _KEPT = (
     "M x N x K",                        # a matmul shape, as maths
     "nvidia-smi topo -m",               # a command
-    "TensorRT-LLM, vLLM, lmdeploy, gpt-fast, Megatron-LM, llm-foundry, torchtitan, MaxText, NeMo",
+    "TensorRT-LLM, vLLM, lmdeploy, gpt-fast, NIM, DeepLearningExamples, TensorRT BERT, Megatron-LM, llm-foundry, "
+    "torchtitan, MaxText, NeMo",
     "a file from your computer",        # ui/files.py (FilePicker)
     "number format of the computation",  # ui/controls.py (precision picker)
     "vendors often print sparse figures, twice as high",

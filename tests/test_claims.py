@@ -31,24 +31,28 @@ def test_a100_efficiency_matches_the_article_and_orin_is_reported_per_int8_top()
 
 def test_latency_claim_adds_network_upload_overhead_and_inference():
     """Cloud = round trip + upload + server overhead + inference; inference is one INT8
-    frame through projection.vision: F / (INT8 peak × utilisation) + 0.8 × weights /
-    bandwidth + the 0.535 ms small-batch floor."""
+    frame through projection.vision: F / (INT8 peak × utilisation) + the unhidden weight
+    traffic + a fused stack's kernels (YOLOv8s has no layer table)."""
     table, verdict = claims.latency_edge_vs_cloud(utilization=0.3, rtt_ms=40.0, uplink_mbps=20.0, frame_kb=150.0,
                                                   server_overhead_ms=20.0, edge_overhead_ms=10.0)
     ms = table.groupby("path")["ms"].sum()
     parts = table.set_index("component")["ms"]
     # upload: 150 kB × 8 bit / 20 Mbit/s = 60 ms
     assert parts["frame upload"] == pytest.approx(60.0), "a 150 kB frame over 20 Mbit/s should take 60 ms"
-    # T4: 28.8e9 / (130e12 × 0.3) = 0.738462 ms; 11,166,560 B / 239.8e9 B/s = 0.046566 ms;
-    # 0.738462 + 0.8 × 0.046566 + 0.535 = 1.310714 ms
-    assert parts["inference on T4"] == pytest.approx(1.310714, rel=1e-5), \
-        "T4 inference should be 28.8 GFLOP / 39 TOP/s + weight traffic + the floor"
-    # cloud: 40 + 60 + 20 + 1.310714 = 121.310714 ms
-    assert ms["cloud"] == pytest.approx(121.310714, rel=1e-6), "the cloud path should be the sum of its four parts"
-    # edge: 28.8e9 / (33e12 × 0.3) = 2.909091 ms; 11,166,560 B / 80.951e9 B/s = 0.137943 ms;
-    # 2.909091 + 0.8 × 0.137943 + 0.535 = 3.554445 ms, + 10 ms local overhead = 13.554445 ms
-    assert ms["edge"] == pytest.approx(13.554445, rel=1e-6), "the edge path should be inference plus local overhead"
-    assert "121 ms" in verdict and "14 ms" in verdict, "the verdict should state both totals"
+    from accelkit.projection.constants import constants
+
+    k = constants()
+    overlap, floor_ms = 1 - k["roofline_overlap"], 56 * k["vision_kernel_s_fused"] * 1e3  # a fused ResNet-50's kernels
+    # T4: 28.8e9 / (130e12 × 0.3) = 0.738462 ms; 11,166,560 B / 239.8e9 B/s = 0.046566 ms
+    t4 = 0.738462 + overlap * 0.046566 + floor_ms
+    assert parts["inference on T4"] == pytest.approx(t4, rel=1e-5), \
+        "T4 inference should be 28.8 GFLOP / 39 TOP/s + weight traffic + the kernels' floor"
+    # cloud: 40 + 60 + 20 + the T4's frame
+    assert ms["cloud"] == pytest.approx(120.0 + t4, rel=1e-6), "the cloud path should be the sum of its four parts"
+    # edge: 28.8e9 / (33e12 × 0.3) = 2.909091 ms; 11,166,560 B / 80.951e9 B/s = 0.137943 ms, + 10 ms local overhead
+    edge = 2.909091 + overlap * 0.137943 + floor_ms + 10.0
+    assert ms["edge"] == pytest.approx(edge, rel=1e-6), "the edge path should be inference plus local overhead"
+    assert f"{ms['cloud']:.0f} ms" in verdict and f"{ms['edge']:.0f} ms" in verdict, "the verdict should state both totals"
 
 
 def test_edge_vs_cloud_saving_from_purchase_energy_maintenance_and_rent():

@@ -187,7 +187,7 @@ def test_purchase_risks_are_sourced_and_follow_the_deployment(catalog):
     # one card at the edge: neither the datacenter clause nor the links apply
     edge = purchase_risks(names, "edge", [False, False])
     assert edge.loc[0, "purchase_risks"] == ""
-    s = Scenario(workload="inference", model="Llama-3.1 70B", deployment="on-prem", latency_target_ms=50)
+    s = Scenario(workload="inference", model="Llama-3.1 8B", deployment="on-prem", latency_target_ms=50)
     row = select.rank(s, catalog).set_index("name").loc["GeForce RTX 5090"]
     assert "risks: the GeForce driver licence" in row["reason"]
 

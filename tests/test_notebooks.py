@@ -189,18 +189,26 @@ def test_cluster_notebook_slower_network_lowers_efficiency(tmp_path):
 
 def test_edge_notebook_defaults(tmp_path):
     text, _ = run(tmp_path, "07_edge_inference.ipynb")
+    from accelkit.projection.constants import constants
+
+    k = constants()
     # one YOLOv8s frame (28.8 GFLOP, 11.17 MB int8 weights) on an Orin Nano Super at 0.3 of 33 TOP/s:
-    # 2.909 ms compute + 0.8 × 0.138 ms weights (80.95 GB/s) + 0.535 ms floor = 3.554 ms -> 281 frames/s;
-    # 10 × 30 = 300 frames/s -> 2 units
-    assert figure(text, "Jetson Orin Nano Super 8GB") == "2 unit(s), 3.55 ms per frame (meets every target)"
+    # 2.909 ms compute + the unhidden share of 0.138 ms weights (80.95 GB/s) + a fused ResNet-50-deep net's 56 kernels
+    ms = 2.909091 + (1 - k["roofline_overlap"]) * 0.137943 + 56 * k["vision_kernel_s_fused"] * 1e3
+    # -> about 286 frames/s; 10 × 30 = 300 frames/s -> 2 units
+    assert figure(text, "Jetson Orin Nano Super 8GB") == f"2 unit(s), {ms:.2f} ms per frame (meets every target)"
     assert figure(text, "Jetson AGX Orin 64GB").endswith("(60 W per box > 30 W)")
 
 
 def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path):
     text, _ = run(tmp_path, "07_edge_inference.ipynb", streams=40, model="YOLOv8m", power_w=80.0)
-    # YOLOv8m on the AGX Orin: 79.3e9 / (137.5e12 × 0.3) = 1.922 ms + 0.8 × 0.159 ms + 0.535 ms = 2.585 ms
-    # -> 387 frames/s; 40 × 30 = 1,200 frames/s -> ceil(3.10) = 4 units, and now fits 80 W
-    assert figure(text, "Jetson AGX Orin 64GB").startswith("4 unit(s), 2.58 ms per frame")
+    from accelkit.projection.constants import constants
+
+    k = constants()
+    # YOLOv8m on the AGX Orin: 79.3e9 / (137.5e12 × 0.3) = 1.922 ms + the unhidden share of 0.159 ms weights
+    # + 56 fused kernels -> about 390 frames/s; 40 × 30 = 1,200 frames/s -> ceil(3.1) = 4 units, and now fits 80 W
+    ms = 1.922 + (1 - k["roofline_overlap"]) * 0.159 + 56 * k["vision_kernel_s_fused"] * 1e3
+    assert figure(text, "Jetson AGX Orin 64GB").startswith(f"4 unit(s), {ms:.2f} ms per frame")
     assert "60 W per box" not in figure(text, "Jetson AGX Orin 64GB")
 
 
@@ -253,12 +261,14 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
 def test_validation_notebook_defaults_and_filters(tmp_path):
     text, _ = run(tmp_path, "10_validation.ipynb")
     assert int(figure(text, "published measurements")) >= 40
-    # per kind, as README's validation table states them: the one-request-at-a-time kinds and
-    # training within 15 % (max throughput 17 %), TPOT under load 20 %; TTFT under load is the
-    # engine's known miss (3.5x, issue 24) and is shown, not hidden, in the overall figure
+    # per kind, as README's validation table states them (329 cases, 38 sources, split by source): batch-1
+    # decode, TTFT and training within 15 %, fixed-batch 20 %, maximum throughput 25 % (AMD's and Gaudi's
+    # tables), TPOT under load 20 %, image models 30 / 40 %, encoders 30 %; TTFT under load is the engine's
+    # known miss (3.3x, issue 24) and is shown, not hidden, in the overall figure
     errors = {kind: float(err) for kind, err in re.findall(r"^(\w+): \d+ cases, error ([\d.]+)$", text, flags=re.M)}
-    limits = {"decode_batch1": 0.15, "fixed_batch_throughput": 0.15, "max_throughput": 0.17, "ttft": 0.15,
-              "training": 0.15, "serving_load_tpot": 0.20}
+    limits = {"decode_batch1": 0.15, "fixed_batch_throughput": 0.20, "max_throughput": 0.25, "ttft": 0.15,
+              "training": 0.15, "serving_load_tpot": 0.20, "vision_single_stream": 0.30, "vision_offline": 0.40,
+              "encoder_single_stream": 0.30, "encoder_offline": 0.30}
     assert set(limits) <= set(errors), f"the chapter should print every kind's error; it printed {sorted(errors)}"
     for kind, limit in limits.items():
         assert errors[kind] <= limit, f"{kind}: error {errors[kind]:.3f} above {limit:.2f}"

@@ -110,7 +110,9 @@ def test_prefill_counts_compute_attention_and_weight_read():
 def test_tensor_parallel_cuts_latency_of_a_70b_model_but_pays_for_all_reduces():
     one = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=1, tensor_parallel=1, batch_size=1)
     eight = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=8, tensor_parallel=8, batch_size=1)
-    assert eight["tpot_s"] < one["tpot_s"] / 3
+    # measured: gpt-fast's Llama-2 70B bf16 on A100 goes from 21.3 (TP2) to 62.5 tokens/s (TP8), 2.9× for 4× the
+    # devices: per-layer launches and all-reduces do not shrink with TP
+    assert eight["tpot_s"] < one["tpot_s"] / 2.5
     assert eight["tp_comm_s"] > 0 and one["tp_comm_s"] == 0
     assert eight["tpot_s"] > one["tpot_s"] / 8, "all-reduces keep TP from scaling perfectly"
 

@@ -25,6 +25,7 @@ ALLOWED = (
     "Deep-Learning-Accelerator-SW",  # NVIDIA's repository, named in a cited source (chapter 07)
     # frameworks the validation cases ran on, as their makers spell them (chapter 10)
     "lmdeploy", "gpt-fast", "Megatron-LM", "llm-foundry", "torchtitan", "MaxText", "NeMo", "vLLM",
+    "TensorRT-LLM", "TensorRT BERT", "NIM", "DeepLearningExamples", "MLPerf Inference",
 )
 #: sourced data kept as its source wrote it (CSV column: why)
 DATA_STRINGS = {

@@ -43,8 +43,9 @@ def test_ttft_grows_with_concurrency():
 def test_one_client_is_one_prefill():
     alone = P.inference(batch_size=1, **H100)
     one = P.inference(concurrency=1, **H100)
-    # the prompt runs as chunks inside scheduler steps (step overheads, not a separate prefill pass)
-    assert one["ttft_s"] == pytest.approx(alone["ttft_s"], rel=0.1)
+    # the prompt runs as chunks inside scheduler steps (step overheads, not a separate prefill pass), after
+    # waiting out the step in progress (half a step on average: iteration-level scheduling)
+    assert one["ttft_s"] == pytest.approx(alone["ttft_s"] + 0.5 * one["decode_step_s"], rel=0.1)
     assert one["tpot_s"] == pytest.approx(alone["tpot_s"], rel=1e-9)
 
 

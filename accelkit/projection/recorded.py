@@ -118,7 +118,8 @@ def readme_errors(text):
     """The README's table of geometric-mean errors: ``{'all'|'fit'|'holdout': (cases, error)}``."""
     out = {}
     for label, key in _README_ROWS.items():
-        m = re.search(rf"^\|\s*{label}\s*\|\s*([\d,]+)\s*\|\s*([\d.]+)\s*%", text, re.MULTILINE)
+        # | label | cases | [sources |] error % |
+        m = re.search(rf"^\|\s*{label}\s*\|\s*([\d,]+)\s*\|(?:\s*[\d,]+\s*\|)?\s*([\d.]+)\s*%", text, re.MULTILINE)
         if m:
             out[key] = (int(m.group(1).replace(",", "")), float(m.group(2)) / 100.0)
     return out

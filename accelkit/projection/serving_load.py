@@ -60,14 +60,22 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       ``C`` with prompt tokens, so a prompt advances ``c = min(L, C − (b − 1))`` tokens per
       step and its prefill takes ``S = (L / c) · step(c, b − 1)`` -- steps that carry the
       decode batch.
-    * **Queueing** for the prefill (prompts are scheduled first come, first served): an
-      M/D/1 server of service ``S`` (:func:`md1_wait`). Poisson arrivals: ``lambda``.
+    * **Joining the batch**: the scheduler admits a request only between steps
+      (iteration-level scheduling, Orca [4]_), so it first waits out the step in progress,
+      on average half a step ``step_s / 2`` (the running batch with its share of prompt
+      tokens).
+    * **Queueing** for the prefill (prompts are scheduled first come, first served): the
+      prompts of several requests share one step's budget, so the server is the budget's
+      prompt capacity, not a whole step per request: each prompt token adds
+      ``s = (step(f, b − 1) − step(0, b − 1)) / f`` to the steps (``f = C − (b − 1)`` the
+      budget left beside the decodes), and a request's prompt occupies that server for
+      ``L · s``. An M/D/1 server of that service (:func:`md1_wait`). Poisson arrivals: ``lambda``.
       Closed loop: arrivals at the throughput ``X = N / (TTFT + (O − 1)·TPOT)`` (Little's
       law on the client cycle), solved with the wait (the fixed point is unique: the
       wait falls as the cycle grows); when ``N`` exceeds what the engine holds, the
       rest wait for a free slot: ``TTFT >= N / X_max − (O − 1)·TPOT`` with
       ``X_max = b / (O · step)`` the engine's request rate at ``b``.
-    * **TTFT** = ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
+    * **TTFT** = half a step + ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:
@@ -80,6 +88,8 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     .. [2] vLLM documentation, "Optimization and Tuning: chunked prefill"
        (``max_num_batched_tokens``), docs.vllm.ai/en/latest/configuration/optimization.html.
     .. [3] L. Kleinrock, *Queueing Systems*, vol. 1 (1975) §5.6 (M/G/1) and vol. 2 (1976).
+    .. [4] G.-I. Yu et al., "Orca: A Distributed Serving System for Transformer-Based
+       Generative Models", OSDI 2022, §3.1 (iteration-level scheduling).
     """
     most = np.asarray(most, dtype=float)
     if concurrency is not None:
@@ -92,28 +102,32 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
             b = np.minimum(np.maximum(lam * O * step(b * L / O, b)[0], 1.0), most)
     step_s, bound, comm = step(b * L / O, b)
     tpot, _, _ = step((b - 1.0) * L / O, b)
-    chunk = np.minimum(L, np.maximum(token_budget - (b - 1.0), 1.0))
+    free = np.maximum(token_budget - (b - 1.0), 1.0)
+    chunk = np.minimum(L, free)
     S = L / chunk * step(chunk, b - 1.0)[0]
+    # the prompt's share of the steps' budget: what the prefill server is busy with per request
+    service = L * (step(free, b - 1.0)[0] - step(0.0, b - 1.0)[0]) / free
+    join = 0.5 * step_s  # the step in progress when the request arrives
     D = (O - 1.0) * tpot
     x_max = b / (O * step_s)
     if concurrency is not None:
-        lo, hi = S + 0.0 * D, S + N * S + D
-        for _ in range(40):  # bisection: g(T) = T - S - W(X(T)) increases with T
+        lo, hi = S + 0.0 * D, S + join + N * S + D
+        for _ in range(40):  # bisection: g(T) = T - join - S - W(X(T)) increases with T
             mid = 0.5 * (lo + hi)
-            w, _ = md1_wait(np.minimum(N / (mid + D), x_max), S)
-            above = mid - S - w >= 0
+            w, _ = md1_wait(np.minimum(N / (mid + D), x_max), service)
+            above = mid - join - S - w >= 0
             hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
         T = hi
-        w, rho = md1_wait(np.minimum(N / (T + D), x_max), S)
+        w, rho = md1_wait(np.minimum(N / (T + D), x_max), service)
         admit = np.maximum(N / x_max - D - T, 0.0)  # waiting for a free sequence slot
         x = np.minimum(N / (T + admit + D), x_max)
     else:
-        w, rho = md1_wait(lam, S)
+        w, rho = md1_wait(lam, service)
         # beyond the request rate the engine sustains with every slot busy, the queue grows without end
         x_most = most / (O * step(most * L / O, most)[0])
         admit = np.where(lam < x_most, 0.0, np.inf)
         x = np.where(np.isfinite(admit), lam, np.nan)
-    base = S + admit
+    base = join + S + admit
     ttft_mean = base + w
     ttft = base + _wait_percentile(w, rho, 0.5)
     ttft90 = base + _wait_percentile(w, rho, 0.9)

@@ -27,12 +27,21 @@ from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
 
-__all__ = ["load_measured", "load_validation_models", "validate", "summary", "fit", "predict_case", "geometric_mean_error",
+__all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "fit", "predict_case",
+           "predict_case_range", "geometric_mean_error", "calibrate_errors", "interval_coverage", "INTERVAL_LEVEL",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
+
+#: the nominal level of every projected range (``_low`` .. ``_high``): 80 % of published
+#: measurements of a kind are meant to fall inside it (calibrated on the fit sources by
+#: :func:`calibrate_errors`, checked on the held-out sources by :func:`summary`)
+INTERVAL_LEVEL = 0.8
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
-              "serving_load_tpot", "serving_expert_parallel")
+              "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
+              "encoder_single_stream", "encoder_offline")
+#: image models and encoders (:func:`~accelkit.projection.vision.vision`)
+VISION_CATEGORIES = ("vision_single_stream", "vision_offline", "encoder_single_stream", "encoder_offline")
 #: the categories measured under load (``concurrency`` or ``request_rate`` given): the engine's
 #: :func:`~accelkit.projection.inference.serve_load`
 LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
@@ -43,7 +52,7 @@ METRICS = {
     "output_tokens_per_s": "tokens/s", "output_tokens_per_s_per_device": "tokens/s",
     "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
     "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
-    "device_hours": "h", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
+    "device_hours": "h", "latency_s": "s", "samples_per_s_per_device": "samples/s", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
 }
 #: how a source counts training FLOP (to turn its TFLOP/s or MFU into tokens/s)
 CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_recompute")
@@ -83,6 +92,7 @@ MEASURED_SCHEMA = Schema("the validation cases CSV", (
     Column("metric", required=True, choices=tuple(METRICS), nonempty=True),
     Column("unit", required=True),
     Column("split", required=True, choices=("fit", "holdout"), nonempty=True),
+    Column("source", required=True, nonempty=True),
     Column("source_url", required=True),
     *(Column(c, "number", expected="a number") for c in _INT_COLS + _FLOAT_COLS),
 ), unique="case_id", unique_message="duplicate case_id {value!r}")
@@ -101,6 +111,13 @@ def load_measured(path=None):
             bad("source_url", "expected the URL of the published measurement")
         if not (r["value"] > 0):
             bad("value", "expected a measured value > 0")
+    # a whole source is fitted or held out, never split (the holdout measures transfer to unseen sources)
+    if not problems:
+        splits = frame.groupby("source")["split"].nunique()
+        for source in splits.index[splits > 1]:
+            i = frame.index[frame["source"] == source][0]
+            problems.append(problem(path.name, i, "split", f"source {source!r} has cases in both fit and holdout; "
+                                    "expected one split per source (tools/assign_split.py)"))
     raise_problems(path.name, problems, CatalogError)
     return frame
 
@@ -135,6 +152,44 @@ def _training_flops_per_token(convention, shape, seq_len):
 
 def predict_case(case, extra_models=None, **constant_overrides):
     """The engine's projection of one case's metric (same unit as the case's value)."""
+    return predict_case_range(case, extra_models, **constant_overrides)[0]
+
+
+#: images per pass where an offline (throughput) case states no batch: NVIDIA's ResNet-50 v1.5
+#: inference tables go up to 256 per GPU (DeepLearningExamples), where the floor per pass is a
+#: few per cent of the pass
+OFFLINE_BATCH = 256
+
+
+def _predict_vision(case, **constant_overrides):
+    from .vision import vision
+
+    cat, metric = case["category"], case["metric"]
+    seq = _opt(case["seq_len"])
+    if cat.startswith("encoder") and seq is None:
+        raise ValueError("an encoder case needs seq_len")
+    model = case["model"]
+    batch = _opt(case["batch_size"]) or (1 if cat.endswith("single_stream") else OFFLINE_BATCH)
+    r = vision(case["device"], model, precision=case["precision"] or "int8", batch_size=batch, seq_len=seq,
+               stack=case.get("stack") or None, **constant_overrides)
+    if metric == "latency_s":
+        return r["latency_s"], r["latency_s_low"], r["latency_s_high"]
+    if metric == "samples_per_s_per_device":
+        return r["frames_per_s"], r["frames_per_s_low"], r["frames_per_s_high"]
+    raise ValueError(f"metric {metric!r} is not a vision metric")
+
+
+def predict_case_range(case, extra_models=None, **constant_overrides):
+    """The engine's projection of one case's metric and its stated range: ``(mid, low, high)``
+    in the case's unit (``low <= high``; ``low = high = mid`` where the engine states none)."""
+    mid, *rng = _predict_case(case, extra_models, **constant_overrides)
+    if not rng:
+        return mid, mid, mid
+    lo, hi = rng
+    return mid, min(lo, hi), max(lo, hi)
+
+
+def _predict_case(case, extra_models=None, **constant_overrides):
     from . import ceilings
     from .inference import inference
     from .shapes import resolve_model
@@ -143,12 +198,14 @@ def predict_case(case, extra_models=None, **constant_overrides):
     extra = load_validation_models() if extra_models is None else extra_models
     metric, cat = case["metric"], case["category"]
     if cat == "microbench_matmul":
-        return units.flops_to_tflops(ceilings.matmul_flops(case["device"], case["precision"]))
+        return (units.flops_to_tflops(ceilings.matmul_flops(case["device"], case["precision"])),)
     if cat == "microbench_memory":
-        return units.bytes_per_s_to_gbs(ceilings.memory_bandwidth(case["device"]))
+        return (units.bytes_per_s_to_gbs(ceilings.memory_bandwidth(case["device"])),)
     if cat == "microbench_allreduce":
-        return ceilings.allreduce_bus_bandwidth(case["device"], int(case["n_devices"]),
-                                                float(case.get("message_bytes") or 1 << 30)) / units.GIGA
+        return (ceilings.allreduce_bus_bandwidth(case["device"], int(case["n_devices"]),
+                                                float(case.get("message_bytes") or 1 << 30)) / units.GIGA,)
+    if cat in VISION_CATEGORIES:
+        return _predict_vision(case, **constant_overrides)
     model = _model_for(case["model"], extra)
     if cat == "training":
         seq = int(case["seq_len"])
@@ -164,18 +221,17 @@ def predict_case(case, extra_models=None, **constant_overrides):
                      network_gbps=_opt(case["network_gbps"], float), check_memory=False, **constant_overrides)
         shape = resolve_model(model)
         per_dev = r["tokens_per_s_per_device"]
-        if metric == "tokens_per_s_per_device":
-            return per_dev
-        if metric == "step_s":
-            return r["step_s"]
-        if metric == "device_hours":
-            return r["device_hours"]
+        # a rate derived from tokens/s carries its range as the same factors
+        lo_f, hi_f = r["tokens_per_s_per_device_low"] / per_dev, r["tokens_per_s_per_device_high"] / per_dev
+        if metric in ("tokens_per_s_per_device", "step_s", "device_hours"):
+            return r[metric], r[f"{metric}_low"], r[f"{metric}_high"]
         flops = _training_flops_per_token(case["flop_convention"] or "palm", shape, seq) * per_dev
         if metric == "tflops_per_device":
-            return units.flops_to_tflops(flops)
+            v = units.flops_to_tflops(flops)
+            return v, v * lo_f, v * hi_f
         if metric == "mfu":
             peak = ceilings.device_ceilings().set_index("name").loc[case["device"], f"peak_{case['precision'] or 'bf16'}"]
-            return flops / peak
+            return flops / peak, flops / peak * lo_f, flops / peak * hi_f
         raise ValueError(f"metric {metric!r} is not a training metric")
     r = inference(case["device"], model, precision=case["precision"] or "bf16", n_devices=int(case["n_devices"]),
                   tensor_parallel=_opt(case["tensor_parallel"]), batch_size=_opt(case["batch_size"]),
@@ -187,17 +243,19 @@ def predict_case(case, extra_models=None, **constant_overrides):
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
     if metric in r:
-        return r[metric]
+        return r[metric], r.get(f"{metric}_low", r[metric]), r.get(f"{metric}_high", r[metric])
     if metric.startswith("total_tokens_per_s"):
-        base = r[metric.replace("total_", "output_")]
-        return base * (case["input_tokens"] + case["output_tokens"]) / case["output_tokens"]
+        out = metric.replace("total_", "output_")
+        scale = (case["input_tokens"] + case["output_tokens"]) / case["output_tokens"]
+        return r[out] * scale, r[f"{out}_low"] * scale, r[f"{out}_high"] * scale
     raise ValueError(f"metric {metric!r} is not an inference metric")
 
 
 def validate(path=None, **constant_overrides):
-    """Every case with ``predicted`` (in the case's unit), ``ratio`` = projected speed / measured
-    speed (for a time, measured / projected: above 1 always means too optimistic) and
-    ``error`` = ratio − 1.
+    """Every case with ``predicted`` (in the case's unit), its stated range ``predicted_low`` ..
+    ``predicted_high`` and ``in_range`` (1 if the measurement falls inside, NaN where no range
+    is stated), ``ratio`` = projected speed / measured speed (for a time, measured /
+    projected: above 1 always means too optimistic) and ``error`` = ratio − 1.
 
     A case the engine cannot project (a device or figure missing) gets NaN and
     its reason in ``problem``.
@@ -207,13 +265,19 @@ def validate(path=None, **constant_overrides):
     predicted, problems = [], []
     for _, case in cases.iterrows():
         try:
-            predicted.append(float(predict_case(case, extra, **constant_overrides)))
+            predicted.append(tuple(float(v) for v in predict_case_range(case, extra, **constant_overrides)))
             problems.append("")
         except (ValueError, KeyError) as exc:
-            predicted.append(np.nan)
+            predicted.append((np.nan, np.nan, np.nan))
             problems.append(str(exc))
     out = cases.copy()
-    out["predicted"] = predicted
+    out["predicted"], out["predicted_low"], out["predicted_high"] = (
+        np.array(predicted, dtype=float).reshape(-1, 3).T if predicted else ([], [], []))
+    # inside the stated range (the microbenchmarks state none)
+    with np.errstate(invalid="ignore"):
+        out["in_range"] = np.where(out["predicted_low"] < out["predicted_high"],
+                                   (out["value"] >= out["predicted_low"]) & (out["value"] <= out["predicted_high"]),
+                                   np.nan)
     # compare as speeds, so that a ratio above 1 always means "too optimistic"
     is_time = out["unit"].isin(["s", "h"])
     out["ratio"] = np.where(is_time, out["value"] / out["predicted"], out["predicted"] / out["value"])
@@ -230,24 +294,51 @@ def geometric_mean_error(ratios):
     return float(np.exp(np.mean(np.abs(np.log(r)))) - 1.0) if r.size else np.nan
 
 
+def interval_coverage(in_range):
+    """Share of the cases whose measurement falls inside the stated range [fraction]; NaN for
+    none with a range."""
+    v = pd.Series(in_range, dtype=float).dropna()
+    return float(v.mean()) if len(v) else np.nan
+
+
+def _summary_row(name, g):
+    ok = g[np.isfinite(g["ratio"])]
+    worst = ok.loc[np.abs(np.log(ok["ratio"])).idxmax()] if len(ok) else None
+    fit_, hold = ok["split"] == "fit", ok["split"] == "holdout"
+    return {
+        "category": name, "cases": len(g), "projected": len(ok),
+        "sources": g["source"].nunique() if "source" in g else np.nan,
+        "gm_error": geometric_mean_error(ok["ratio"]),
+        "gm_error_fit": geometric_mean_error(ok.loc[fit_, "ratio"]),
+        "gm_error_holdout": geometric_mean_error(ok.loc[hold, "ratio"]),
+        "coverage": interval_coverage(ok.get("in_range", pd.Series(dtype=float))),
+        "coverage_holdout": interval_coverage(ok.loc[hold].get("in_range", pd.Series(dtype=float))),
+        "median_ratio": float(ok["ratio"].median()) if len(ok) else np.nan,
+        "worst_case": worst["case_id"] if worst is not None else "",
+        "worst_ratio": float(worst["ratio"]) if worst is not None else np.nan,
+    }
+
+
 def summary(results):
-    """Geometric-mean error per category, split and overall, with counts and the worst case."""
-    rows = []
+    """Geometric-mean error per category, split and overall, with counts, the share of cases
+    inside the stated range (``coverage``; nominal :data:`INTERVAL_LEVEL`) and the worst case.
+
+    ``gm_error_holdout`` and ``coverage_holdout`` cover the held-out sources only: whole
+    publications the fitted constants and the calibrated ranges never saw."""
     groups = [("all", results)] + [(c, results[results["category"] == c]) for c in CATEGORIES
                                     if (results["category"] == c).any()]
-    for name, g in groups:
-        ok = g[np.isfinite(g["ratio"])]
-        worst = ok.loc[np.abs(np.log(ok["ratio"])).idxmax()] if len(ok) else None
-        rows.append({
-            "category": name, "cases": len(g), "projected": len(ok),
-            "gm_error": geometric_mean_error(ok["ratio"]),
-            "gm_error_fit": geometric_mean_error(ok.loc[ok["split"] == "fit", "ratio"]),
-            "gm_error_holdout": geometric_mean_error(ok.loc[ok["split"] == "holdout", "ratio"]),
-            "median_ratio": float(ok["ratio"].median()) if len(ok) else np.nan,
-            "worst_case": worst["case_id"] if worst is not None else "",
-            "worst_ratio": float(worst["ratio"]) if worst is not None else np.nan,
-        })
-    return pd.DataFrame(rows)
+    return pd.DataFrame([_summary_row(name, g) for name, g in groups])
+
+
+def summary_by_vendor(results, catalog=None):
+    """:func:`summary`'s figures per device vendor (NVIDIA, AMD, Intel, Google, ...), from the
+    catalogue's ``vendor`` column."""
+    from ..catalog import load_catalog
+
+    vendor = (catalog if catalog is not None else load_catalog()).set_index("name")["vendor"]
+    v = results["device"].map(vendor).fillna("?")
+    return pd.DataFrame([_summary_row(name, results[v == name]) for name in sorted(v.unique())]).rename(
+        columns={"category": "vendor"})
 
 
 def fit(path=None, names=FITTED, passes=3, grid=None):
@@ -275,6 +366,10 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "gemm_fraction": np.linspace(0.5, 1.0, 21),
         "attention_fraction": np.linspace(0.3, 1.0, 15),
         "serving_allreduce_latency_s": np.r_[0.0, np.geomspace(2e-6, 1e-4, 18)],
+        "vision_kernel_s_fused": np.r_[0.0, np.geomspace(1e-6, 1e-4, 25)],
+        "vision_kernel_s_eager": np.r_[0.0, np.geomspace(3e-6, 3e-4, 25)],
+        "vision_gemm_fraction_fused": np.linspace(0.3, 1.0, 15),
+        "vision_gemm_fraction_eager": np.linspace(0.1, 1.0, 19),
     }
     relevant = {
         "decode_step_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
@@ -287,6 +382,10 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "gemm_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
         "attention_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
         "serving_allreduce_latency_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
+        "vision_kernel_s_fused": VISION_CATEGORIES,
+        "vision_kernel_s_eager": VISION_CATEGORIES,
+        "vision_gemm_fraction_fused": VISION_CATEGORIES,
+        "vision_gemm_fraction_eager": VISION_CATEGORIES,
     }
 
     def loss(values, cats):
@@ -311,7 +410,7 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
     return current, pd.concat([before.assign(when="before"), after.assign(when="after")], ignore_index=True)
 
 
-#: constant -> the validation categories whose geometric-mean error it holds
+#: constant -> the validation categories whose ranges it widens (the model term)
 ERROR_CONSTANTS = {
     "model_error_training": ("training",),
     "model_error_decode": ("decode_batch1", "fixed_batch_throughput"),
@@ -320,19 +419,53 @@ ERROR_CONSTANTS = {
     "model_error_load_ttft": ("serving_load_ttft",),
     "model_error_load_tpot": ("serving_load_tpot",),
     "model_error_expert_parallel": ("serving_expert_parallel",),
+    "model_error_vision": VISION_CATEGORIES,
 }
 
 
+def _needed_widening(results):
+    """Per case, the model term ``e`` its range needs to hold the measurement: the range without
+    a model term, ``low0 .. high0``, widened to ``low0/(1+e) .. high0·(1+e)``, holds it from
+    ``e = max(low0/value, value/high0) − 1`` (0 when already inside)."""
+    lo, hi, v = results["predicted_low"], results["predicted_high"], results["value"]
+    return np.maximum(np.maximum(lo / v, v / hi) - 1.0, 0.0)
+
+
+def calibrate_errors(path=None, level=INTERVAL_LEVEL):
+    """Each kind's model term, calibrated so that its ranges hold ``level`` of the **fit**
+    sources' measurements (the held-out sources then check the coverage).
+
+    The engine's range spans the efficiencies' published spread; the model term widens it
+    by ``(1 + e)`` each way. With every model term at 0, each fit case needs some ``e``
+    (:func:`_needed_widening`); the kind's ``e`` is the ``level`` quantile of those
+    (Hyndman & Fan type 1, so at least ``level`` of the fit cases are inside). A kind
+    with no fit case takes the largest ``e`` of the others (no source to calibrate on).
+    Split conformal prediction in the sense of Vovk et al., *Algorithmic Learning in a
+    Random World* (2005), with whole sources as the calibration units' split.
+    """
+    raw = validate(path, **{name: 0.0 for name in ERROR_CONSTANTS})
+    raw = raw[np.isfinite(raw["predicted"]) & (raw["split"] == "fit")]
+    need = _needed_widening(raw)
+    out = {}
+    for name, cats in ERROR_CONSTANTS.items():
+        sel = need[raw["category"].isin(cats)].dropna()
+        out[name] = float(np.quantile(sel, level, method="inverted_cdf")) if len(sel) else np.nan
+    known = [v for v in out.values() if np.isfinite(v)]
+    return {name: (v if np.isfinite(v) else max(known)) for name, v in out.items()}
+
+
 def model_errors(results):
-    """The geometric-mean error of each group of categories (the ranges' model term)."""
+    """The geometric-mean error of each group of categories."""
     return {name: geometric_mean_error(results.loc[results["category"].isin(cats), "ratio"])
             for name, cats in ERROR_CONSTANTS.items()}
 
 
-def write_errors(results, date, path=None):
-    """Store :func:`model_errors` in ``data/projection_constants.csv``."""
-    return _write_values(model_errors(results), "{:.4g}",
-                         f"accelkit validate --write-errors: geometric-mean error of these cases ({date})", path)
+def write_errors(results, date, path=None, measured=None):
+    """Store the calibrated model terms (:func:`calibrate_errors`) in ``data/projection_constants.csv``.
+    ``results`` is unused (kept for the command's call); the calibration reruns the fit cases."""
+    return _write_values(calibrate_errors(measured), "{:.4g}",
+                         f"accelkit validate --write-errors: the model term that makes this kind's range hold "
+                         f"{INTERVAL_LEVEL:.0%} of the fit sources' measurements ({date})", path)
 
 
 def write_constants(values, date, path=None):

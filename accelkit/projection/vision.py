@@ -5,42 +5,41 @@ the decision (:func:`accelkit.projection.for_scenario.project_scenario`) and the
 text's claims (:mod:`accelkit.claims`) all call :func:`vision`, so a device shows one
 figure for one scenario everywhere.
 
-A forward pass of a batch of ``B`` images costs ``B × F`` FLOP (``F`` the preset's
-published ``forward_flop_per_sample``, or ``2·N`` where none is published) and reads
-the weights once::
+A forward pass is priced **layer by layer** where the preset has a layer table
+(:func:`~accelkit.projection.vision_layers.layer_table`: ResNet-50 v1.5 from its
+paper's table, BERT and ViT from their transformer shapes)::
 
-    time = roofline(B·F / compute rate, weights / bandwidth) + vision_pass_floor_s
+    time = Σ_layers roofline(B·F_l / rate, (W_l + B·maps_l) / bandwidth) + kernels × kernel time
 
-* compute rate: the achievable matmul rate × ``gemm_fraction`` (convolutions run as
-  implicit GEMMs on the tensor units, NVIDIA, *Convolutional Layers User's Guide*,
-  "Convolution algorithms"), or, where the person states a ``utilization``, the dense
-  peak × that share;
-* the weights at the achievable memory bandwidth, combined with the compute by
-  ``roofline_overlap`` (as an LLM's prefill, :mod:`accelkit.projection.inference`);
-* a small-batch floor per pass, ``vision_pass_floor_s`` (0.535 ms): a CNN runs one
-  kernel per layer, and at batch 1 each is too small to fill the device.
+* rate: the achievable matmul rate × the share of it the stack's convolutions and
+  GEMMs reach (``vision_gemm_fraction_fused`` / ``_eager``; convolutions run as implicit
+  GEMMs on the tensor units, NVIDIA, *Convolutional Layers User's Guide*), or the
+  dense peak × the person's ``utilization``; bandwidth: the achievable one;
+* ``maps_l``: the layer's input and output feature maps, in the precision's bytes;
+  on an **eager** stack (PyTorch eager, TensorFlow without XLA) each batch norm,
+  activation and residual add after the layer reads and writes its output map again,
+  on a **fused** stack (TensorRT, XLA, a vendor compiler) they ride in the layer's
+  kernel (:mod:`accelkit.projection.stacks`, ``data/stacks.csv``);
+* kernels: one per layer, plus one per element-wise layer when eager; each costs
+  ``vision_kernel_s_fused`` or ``vision_kernel_s_eager`` (launch, dispatch, and a small
+  layer's tail that does not fill the device) -- fitted on the fit sources of
+  ``data/validation/measured.csv`` (MLPerf Inference, the TensorRT BERT demo,
+  DeepLearningExamples) and checked on the held-out ones (``accelkit validate``).
 
-Which of the two figures this replaces was closer to measurements
-------------------------------------------------------------------
-Before, chapter 07 took ``F / (peak × 0.3)`` (YOLOv8s int8: 0.70 ms on a Jetson AGX
-Orin, 0.74 ms on a T4) and the decision took the roofline plus the LLM prefill
-overhead ``prefill_overhead_s`` (3.65 ms, fitted to PyTorch / TensorRT-LLM prefills;
-4.02 and 4.04 ms). Against NVIDIA's MLPerf Inference ResNet-50 SingleStream results
-(TensorRT, INT8; mean latency: T4 1.000 ms, v0.7; Jetson AGX Orin 64GB 0.636 ms,
-v3.1; A100 PCIe 0.497 ms, v1.0 -- mlcommons/inference_results_v*/closed/NVIDIA/results/
-{T4x1_TRT, Orin_TRT, A100-PCIex1_TRT}/resnet50/SingleStream) chapter 07's rule gives
-0.21, 0.20 and 0.04 ms (3-11× too fast) and the decision's 3.7-3.8 ms (4-7× too
-slow): neither holds. The LLM overhead cannot be a CNN's, since a whole ResNet-50 pass
-on an A100 takes 0.5 ms; a bare share of the peak misses that a pass at batch 1 does
-not fill the device at all. Kept: the decision's structure (achievable ceilings,
-weights, roofline), with the LLM overhead replaced by the floor solved from those
-three results (geometric mean over three devices, not one case). It gives 0.58, 0.77
-and 0.73 ms (ratios 1.16, 1.21, 0.73) and 1.0 ms for YOLOv8s int8 on the AGX Orin.
-Known gap: small Jetsons run YOLO-class nets slower than this (YOLOv8n int8 on an Orin
-Nano Super, trtexec GPU time 3.49 ms, hokwangchoi/jetson-orin-nano-benchmarks; this
-model ~1 ms), and batched throughput is projected ~1.7× above MLPerf Offline (T4 6,036,
-AGX Orin 6,424 images/s) since convolutions reach less of the matmul ceiling than the
-LLM GEMMs it was measured on.
+A preset without a layer table (YOLOv8) takes the whole-net roofline of ``B × F``
+FLOP against its weights, plus a fused ResNet-50's kernels (:func:`vision_seconds`).
+
+What this replaced, and why
+---------------------------
+Before, one roofline over the whole net plus a floor of 0.535 ms solved from three
+MLPerf results: it was right for TensorRT at batch 1 and 3-14× too fast for
+TensorFlow and PyTorch, whose batch-1 latency is their kernels' dispatch and whose
+throughput is their unfused feature maps (DeepLearningExamples' ResNet-50 tables).
+The layers and the stack's execution class carry that difference, with two fitted
+per-kernel times instead of one per-pass constant.
+Known gaps (``accelkit validate``): MLPerf Offline throughput is projected ~20-25 %
+low on datacenter GPUs (TensorRT's INT8 convolutions beat the GEMM share the LLM
+cases fit); TensorFlow + XLA is projected too fast (XLA fuses less than TensorRT).
 """
 
 from __future__ import annotations
@@ -53,8 +52,10 @@ from .._validate import check_integer
 from .ceilings import ceilings_for
 from .constants import constants
 from .precisions import resolve_precision
+from .stacks import stack_row
+from .vision_layers import ACT_BYTES, layer_table
 
-__all__ = ["vision", "vision_seconds", "frame_flops", "vision_training",
+__all__ = ["vision", "vision_seconds", "layer_seconds", "frame_flops", "vision_training",
            "vision_train_bytes_per_sample", "VISION_TRAIN_BATCH"]
 
 
@@ -69,10 +70,10 @@ def frame_flops(model):
     return 2.0 * float(row["params"]), row
 
 
-def vision_seconds(flops_per_sample, weight_bytes, compute_rate, bandwidth, batch, k=None):
-    """Time of one forward pass of ``batch`` samples [s] on one device.
-
-    ``roofline(batch · F / compute_rate, weights / bandwidth) + vision_pass_floor_s``.
+def vision_seconds(flops_per_sample, weight_bytes, compute_rate, bandwidth, batch, k=None, floor_s=None):
+    """Time of one forward pass of ``batch`` samples [s] on one device, for a model with
+    no layer table (:func:`~accelkit.projection.vision_layers.layer_table`): the whole-net
+    roofline ``roofline(batch · F / compute_rate, weights / bandwidth) + floor``.
 
     Parameters
     ----------
@@ -85,16 +86,93 @@ def vision_seconds(flops_per_sample, weight_bytes, compute_rate, bandwidth, batc
         Achievable memory bandwidth [bytes/s].
     batch : numeric
         Samples per pass.
+    floor_s : numeric, optional
+        Kernel time per pass [s]; default a fused stack's kernels of a net as deep as
+        ResNet-50 (:data:`FALLBACK_KERNELS` × ``vision_kernel_s_fused``).
     """
     k = constants() if k is None else k
     compute = flops_per_sample * batch / compute_rate
     weights = weight_bytes / bandwidth
     overlap = k["roofline_overlap"]
-    return np.maximum(compute, weights) + (1.0 - overlap) * np.minimum(compute, weights) + k["vision_pass_floor_s"]
+    floor = FALLBACK_KERNELS * k["vision_kernel_s_fused"] if floor_s is None else floor_s
+    return np.maximum(compute, weights) + (1.0 - overlap) * np.minimum(compute, weights) + floor
+
+
+def layer_seconds(layers, weight_bytes, act_bytes, eager, compute_rate, bandwidth, batch, k):
+    """Time of the layers' kernels for one pass of ``batch`` samples [s], per device.
+
+    Each GEMM-like layer is its own roofline (``roofline_overlap``): ``batch`` × its FLOP
+    at ``compute_rate`` against its weights and feature maps at ``bandwidth``. A fused
+    stack reads the layer's input map and writes its output once; an eager one also runs
+    each following element-wise layer (batch norm, activation, add) as a kernel that
+    reads and writes the output map again (``2 × elementwise × act_out`` more
+    elements). The per-kernel time is added by the caller.
+
+    ``layers``: :func:`~accelkit.projection.vision_layers.layer_table`;
+    ``eager``: bool per device; ``compute_rate``, ``bandwidth``: per device.
+    """
+    rate = np.asarray(compute_rate, dtype=float)[:, None]
+    bw = np.asarray(bandwidth, dtype=float)[:, None]
+    fl = layers["flops"].to_numpy(dtype=float)[None, :]
+    maps = (layers["act_in"] + layers["act_out"]).to_numpy(dtype=float)[None, :]
+    extra = (2.0 * layers["elementwise"] * layers["act_out"]).to_numpy(dtype=float)[None, :]
+    moved_maps = batch * act_bytes * (maps + np.asarray(eager, dtype=float)[:, None] * extra)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        compute = batch * fl / rate
+        memory = (layers["weights"].to_numpy(dtype=float)[None, :] * weight_bytes + moved_maps) / bw
+    overlap = k["roofline_overlap"]
+    return (np.maximum(compute, memory) + (1.0 - overlap) * np.minimum(compute, memory)).sum(axis=1)
+
+
+#: kernels per pass of a CNN with no layer table (the fused ResNet-50 v1.5's: 53 convolutions,
+#: 2 pools and the fc layer)
+FALLBACK_KERNELS = 56
+
+
+def _kernels(layers, eager):
+    """Kernels per pass, per device: one per layer, plus each element-wise layer when eager."""
+    eager = np.asarray(eager, dtype=bool)
+    if layers is None:
+        return np.where(eager, np.nan, float(FALLBACK_KERNELS))
+    return len(layers) + np.where(eager, float(layers["elementwise"].sum()), 0.0)
+
+
+#: why a chip whose memory is on the chip has no figure (accelkit.select.reasons puts it in words)
+ON_CHIP_WHY = ("no published rate of {model} at {precision} for this chip (its memory is on the chip: only the "
+               "vendor's own figures project it)")
+
+
+def _published_overrides(names, row, precision, batch_size):
+    """Per device: the time of a pass at the vendor's published rate (NaN where none), the
+    words naming that source, and which devices are projected from published rates only
+    (:mod:`accelkit.projection.published`)."""
+    from .published import published_devices, published_rate
+
+    only = np.array([n in published_devices() for n in names])
+    lat = np.full(len(names), np.nan)
+    src = np.full(len(names), "", dtype=object)
+    for i in np.flatnonzero(only):
+        hit = published_rate(names[i], str(row.get("name", "")), precision, batch_size)
+        if hit is not None:
+            fps, r = hit
+            lat[i] = batch_size / fps
+            src[i] = f"published: {fps:g} frames/s at batch {int(r['batch_size'])} ({r['source_url']})"
+    return lat, src, only
+
+
+def _stacks_for(ceil, stack):
+    """The stack of each device: the one asked for, or the device vendor's default."""
+    from ..catalog import load_catalog
+    from .stacks import default_stack, stack_row
+
+    if stack is not None:
+        return np.full(len(ceil), stack_row(stack)["stack"], dtype=object)
+    vendors = load_catalog().set_index("name")["vendor"]
+    return np.array([default_stack(vendors.get(n, "")) for n in ceil["name"]], dtype=object)
 
 
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
-           utilization=None, peak=None, **overrides):
+           utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, **overrides):
     """Projected time per pass and frames per second of an image model, per device.
 
     Parameters
@@ -114,6 +192,17 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     peak : array-like, optional
         Dense peak per device [OP/s] in place of the catalogue's (chapter 07's GPU-only
         figure when the DLA engines are left idle); the achievable rate scales with it.
+    stack : str, optional
+        The software stack (``data/stacks.csv``: ``tensorrt``, ``tensorflow``,
+        ``tensorflow-xla``, ``pytorch-eager``, ``vendor-compiler``); default per device,
+        TensorRT on NVIDIA parts and the vendor's graph compiler elsewhere.
+    seq_len : int, optional
+        An encoder's tokens per sample (default the preset's ``max_seq_len``).
+    power_mode : str, optional
+        A Jetson's ``nvpmodel`` mode (``data/edge_power_modes.csv``: AGX Orin ``MAXN``,
+        ``50W``, ``30W``, ``15W``, ...; one device only): its GPU rate and memory bandwidth
+        scale by the TPCs and clocks the mode keeps (:mod:`accelkit.projection.power_modes`).
+        Default: the catalogue's figures (the top mode).
 
     Returns
     -------
@@ -121,7 +210,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         ``latency_s`` (one pass of ``batch_size``), ``frame_ms`` (the same in ms: the
         time a frame waits for its pass), ``frames_per_s`` (per device), each with
         ``_low``/``_high``; ``compute_s``, ``memory_s``, ``floor_s`` (the parts),
-        ``peak_ops``, ``matmul_source``, ``memory_source``, ``feasible``/``why``.
+        ``peak_ops``, ``matmul_source``, ``memory_source``, ``stack`` (the stack
+        used), ``kernels`` (kernels per pass), ``feasible``/``why``.
     """
     from .._validate import check_fraction
 
@@ -132,37 +222,69 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     flops, row = frame_flops(model)
     k = constants(**overrides)
     ceil, single = ceilings_for(device, catalog, measurements)
+    layers = layer_table(row, seq_len)
+    if layers is not None:
+        flops = float(layers["flops"].sum())
+    gpu_share, memory_share, mode_row = 1.0, 1.0, {}
+    if power_mode is not None:
+        from .power_modes import mode_scale
+
+        if not single:
+            raise ValueError("power_mode applies to one device; give device as one name")
+        gpu_share, memory_share, mode_row = mode_scale(ceil["name"].iloc[0], power_mode)
+    stacks = _stacks_for(ceil, stack)
+    eager = np.array([stack_row(st)["execution"] == "eager" for st in stacks])
     weights = float(row["params"]) * w_bytes
     own_peak = ceil[f"peak_{mm_precision}"].to_numpy(dtype=float)
     peak_ops = own_peak if peak is None else np.asarray(peak, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.where(own_peak > 0, peak_ops / own_peak, np.nan)
+    kernels = _kernels(layers, eager)
+    floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_s_fused"])
     out = {"name": ceil["name"].to_numpy()}
     for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
         if utilization is None:
-            rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float) * scale * k["gemm_fraction"]
+            # the share of the matmul ceiling a stack's convolutions and GEMMs reach (fitted per class)
+            share = np.where(eager, k["vision_gemm_fraction_eager"], k["vision_gemm_fraction_fused"])
+            rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float) * scale * share * gpu_share
         else:
-            rate = peak_ops * utilization
-        bw = ceil[f"memory_bw{rate_level}"].to_numpy(dtype=float)
-        out[f"latency_s{level}"] = vision_seconds(flops, weights, rate, bw, batch_size, k)
+            rate = peak_ops * utilization * gpu_share
+        bw = ceil[f"memory_bw{rate_level}"].to_numpy(dtype=float) * memory_share
+        if layers is None:
+            t = vision_seconds(flops, weights, rate, bw, batch_size, k, floor)
+        else:
+            t = layer_seconds(layers, w_bytes, ACT_BYTES.get(mm_precision, 2.0), eager, rate, bw, batch_size, k) + floor
+        out[f"latency_s{level}"] = t
         if level == "":
             out["compute_s"], out["memory_s"] = flops * batch_size / rate, weights / bw
-    out["floor_s"] = np.full(len(ceil), k["vision_pass_floor_s"])
-    # image models are not in the validation set: widen by the largest error the engine shows elsewhere
-    e = max(k[n] for n in ("model_error_training", "model_error_decode", "model_error_throughput", "model_error_ttft"))
+    out["floor_s"] = floor
+    # chips whose weights live on the chip (Hailo, Coral): the vendor's published rate or nothing
+    lat_pub, src_pub, only_pub = _published_overrides(ceil["name"].to_numpy(), row, mode, batch_size)
+    for level in ("", "_low", "_high"):
+        out[f"latency_s{level}"] = np.where(only_pub, lat_pub, out[f"latency_s{level}"])
+    # widen by the engine's own error on published image-model and encoder measurements (MLPerf, ...)
+    e = np.where(only_pub, 0.0, k["model_error_vision"])  # a published figure of this very configuration: no model term
     out["latency_s_low"], out["latency_s_high"] = out["latency_s_low"] / (1 + e), out["latency_s_high"] * (1 + e)
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
         out[f"frame_ms{level}"] = units.s_to_ms(out[f"latency_s{level}"])
         out[f"frames_per_s{level}"] = batch_size / out[f"latency_s{src}"]
     out["peak_ops"] = peak_ops
+    out["stack"] = np.where(only_pub, "vendor-compiler", stacks)
+    out["kernels"] = kernels
+    out["power_mode"] = np.full(len(ceil), mode_row.get("power_mode", ""), dtype=object)
+    out["power_w"] = np.full(len(ceil), float(mode_row.get("power_w", np.nan)))
     out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if utilization is None else
                             np.full(len(ceil), f"your utilisation {utilization:.0%} of the dense {mm_precision} peak"))
-    out["memory_source"] = ceil["memory_bw_source"].to_numpy()
+    out["matmul_source"] = np.where(only_pub, src_pub, out["matmul_source"])
+    out["memory_source"] = np.where(only_pub, "on-chip memory (the vendor's published rate covers it)",
+                                    ceil["memory_bw_source"].to_numpy())
     feasible = np.isfinite(out["latency_s"])
     out["feasible"] = feasible
     out["why"] = np.where(feasible, "", np.where(~np.isfinite(peak_ops), f"no published dense {mm_precision} peak",
                                                  np.where(~np.isfinite(out["memory_s"]), "no published memory bandwidth",
                                                           f"no published dense {mm_precision} matmul efficiency")))
+    out["why"] = np.where(only_pub & ~feasible,
+                          ON_CHIP_WHY.format(model=row.get("name", "this model"), precision=mode), out["why"])
     out["batch_size"] = np.full(len(ceil), int(batch_size))
     if single:
         r = {c: (v[0].item() if hasattr(v[0], "item") else v[0]) for c, v in out.items()}

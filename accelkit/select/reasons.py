@@ -114,6 +114,8 @@ _WHY = (
     N_("the request rate is beyond what the devices sustain (the queue grows without end)"),
     N_("needs {need} GB per device, {usable} GB usable"),
     N_("training in {precision} is not modelled (train in bf16, fp16 or fp8)"),
+    N_("no published rate of {model} at {precision} for this chip (its memory is on the chip: only the vendor's own "
+       "figures project it)"),
 )
 #: the parts of the sentences above that are lists of their own
 _MISSES = (N_("{value} ms per output token > target {target} ms"),
@@ -176,6 +178,8 @@ _SOURCES = (
     N_("no published {what} for this device or its vendor: median of all {n} measured accelerators"),
     N_("your MFU {mfu} of the dense {precision} peak"),
     N_("your utilisation {share} of the dense {precision} peak"),
+    N_("published: {fps} frames/s at batch {batch} ({source})"),
+    N_("on-chip memory (the vendor's published rate covers it)"),
 )
 _SOURCE_WHAT = (N_("{precision} matmul"), N_("memory bandwidth"), N_("all-reduce bus bandwidth"),
                 N_("all-reduce latency"))

@@ -18,11 +18,13 @@ __all__ = ["ValidationPanel"]
 
 #: the kinds a person can filter on: every kind of accelkit validate but the microbenchmarks
 _CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training", "serving_load_ttft",
-               "serving_load_tpot", "serving_expert_parallel")
+               "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
+               "encoder_single_stream", "encoder_offline")
 #: how a category is named on screen (English: its identifier, as before)
 CATEGORY_LABELS = {c: c for c in (N_("decode_batch1"), N_("fixed_batch_throughput"), N_("max_throughput"), N_("ttft"),
                                   N_("training"), N_("serving_load_ttft"), N_("serving_load_tpot"),
-                                  N_("serving_expert_parallel"), N_("all"))}
+                                  N_("serving_expert_parallel"), N_("vision_single_stream"), N_("vision_offline"),
+                                  N_("encoder_single_stream"), N_("encoder_offline"), N_("all"))}
 #: the halves of the published cases
 _SPLITS = (N_("all"), N_("fit"), N_("holdout"))
 
@@ -34,7 +36,8 @@ _HEADERS = (N_("category"), N_("cases"), N_("error (all)"), N_("error (fit)"), N
             N_("prompt tokens"), N_("measured [ms]"), N_("projected [ms]"), N_("range [ms]"), N_("inside"),
             N_("micro-batch × sequence"), N_("step [s] measured"), N_("projected [s]"), N_("range [s]"),
             N_("MFU measured"), N_("MFU projected"), N_("bf16 matmul [% of peak]"), N_("memory [% of peak]"),
-            N_("bf16 source"), N_("memory source"))
+            N_("bf16 source"), N_("memory source"), N_("vendor"), N_("sources"), N_("inside the range (all)"),
+            N_("inside the range (held out)"))
 
 
 def _table(frame, formats=None, **kwargs):
@@ -68,7 +71,8 @@ class ValidationPanel(Panel):
             "categories": C.multi_choice(_("categories"), [(category_label(c), c) for c in _CATEGORIES],
                                          tuple(categories), rows=7, tooltip=_("none selected: every category")),
             "split": C.choice(_("half"), [(_(h), h) for h in _SPLITS], split, width="200px",
-                              tooltip=_("fit: the cases the fitted constants were set on; holdout: never fitted")),
+                              tooltip=_("fit: the sources the fitted constants and the ranges were set on; holdout: whole "
+                                        "sources never fitted")),
             "device": C.choice(_("device"), devices, device if device in set(self.results["device"]) else "(all)",
                                width="300px"),
         }
@@ -80,7 +84,8 @@ class ValidationPanel(Panel):
             return W.HTML(f"<h4>{text}</h4>")
 
         return W.VBox([W.HTML(CSS), W.HBox([C.group(_("Show"), [c["categories"], c["split"], c["device"]])]),
-                       self.message, self.summary, t["summary"], f["chart"], h4(_("Every case")), t["cases"],
+                       self.message, self.summary, t["summary"], h4(_("By vendor")), t["vendors"], f["chart"],
+                       h4(_("Every case")), t["cases"],
                        h4(_("On a GPU of our own ({command}, {folder})").format(command="accelkit probe --llm",
                                                                             folder="data/probe_results/llm")),
                        t["own"],
@@ -113,12 +118,17 @@ class ValidationPanel(Panel):
         fitted = constants_table()
         fitted = fitted[fitted["how_set"].str.contains("fit split")]
         summary = [
-            _("{n} published measurements ({sources}) are projected by the same engine every chapter uses. Over all "
-              "of them the projection is off by {error} in geometric mean; on the held-out half, which no constant "
-              "was fitted to, by {error_holdout}.").format(
-                n=len(self.results), sources=_("MLPerf-style serving tables") + ", TensorRT-LLM, vLLM, lmdeploy, "
-                "gpt-fast, Megatron-LM, llm-foundry, torchtitan, MaxText, NeMo",
-                error=f"{whole.loc['all', 'gm_error']:.1%}", error_holdout=f"{whole.loc['all', 'gm_error_holdout']:.1%}"),
+            _("{n} published measurements from {k} sources ({sources}) are projected by the same engine every "
+              "chapter uses. Over all of them the projection is off by {error} in geometric mean; on the sources held "
+              "out whole, which no constant was fitted or calibrated on, by {error_holdout}. The stated {level} range "
+              "holds {inside} of all the measurements and {inside_holdout} of the held-out ones.").format(
+                n=len(self.results), k=self.results["source"].nunique(),
+                sources="MLPerf Inference, " + _("vendor serving tables") + " (NVIDIA, AMD, Intel), TensorRT-LLM, vLLM, "
+                "lmdeploy, gpt-fast, NIM, DeepLearningExamples, TensorRT BERT, Megatron-LM, llm-foundry, torchtitan, "
+                "MaxText, NeMo",
+                error=f"{whole.loc['all', 'gm_error']:.1%}", error_holdout=f"{whole.loc['all', 'gm_error_holdout']:.1%}",
+                level=f"{V.INTERVAL_LEVEL:.0%}", inside=f"{whole.loc['all', 'coverage']:.0%}",
+                inside_holdout=f"{whole.loc['all', 'coverage_holdout']:.0%}"),
             _("Shown here: {n} case(s), {error} geometric-mean error; the worst is {case} ({device}, {model}): "
               "projected {ratio}× the measured speed.").format(
                 n=len(shown), error=f"{V.geometric_mean_error(shown['ratio']):.1%}", case=worst["case_id"],
@@ -128,13 +138,19 @@ class ValidationPanel(Panel):
               "shape, overlap) were fitted on the fit half only. A device without its own measurement borrows its "
               "architecture's or vendor's, and its range shows their spread.").format(
                 file="data/efficiency.csv", n=len(fitted)),
-            _("Every projected figure elsewhere carries a range: the efficiencies' spread widened by the error this "
-              "page measures for that kind of figure."),
+            _("Every projected figure elsewhere carries a range: the efficiencies' spread widened by a term "
+              "calibrated for each kind of figure so that the range holds {level} of the fit sources' "
+              "measurements.").format(level=f"{V.INTERVAL_LEVEL:.0%}"),
         ]
-        part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "median_ratio",
-                           "worst_case", "worst_ratio"]].copy()
-        part_shown.columns = ["category", "cases", "error (all)", "error (fit)", "error (holdout)", "median ratio",
-                              "worst case", "worst ratio"]
+        part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "coverage",
+                           "coverage_holdout", "median_ratio", "worst_case", "worst_ratio"]].copy()
+        part_shown.columns = ["category", "cases", "error (all)", "error (fit)", "error (holdout)",
+                              "inside the range (all)", "inside the range (held out)", "median ratio", "worst case",
+                              "worst ratio"]
+        vendors = V.summary_by_vendor(shown)[["vendor", "cases", "sources", "gm_error", "gm_error_holdout", "coverage",
+                                              "coverage_holdout"]]
+        vendors.columns = ["vendor", "cases", "sources", "error (all)", "error (holdout)", "inside the range (all)",
+                           "inside the range (held out)"]
         part_shown["category"] = part_shown["category"].map(category_label)
         pct = "{:.1%}".format
         cases = pd.DataFrame({
@@ -191,7 +207,11 @@ class ValidationPanel(Panel):
             "figures": {"chart": plots.validation_chart(shown)},
             "tables": {
                 "summary": _table(part_shown, {k: pct for k in ("error (all)", "error (fit)", "error (holdout)")}
+                                      | {k: "{:.0%}".format for k in ("inside the range (all)",
+                                                                       "inside the range (held out)")}
                                       | {"median ratio": "{:.2f}".format, "worst ratio": "{:.2f}".format}),
+                "vendors": _table(vendors, {k: pct for k in ("error (all)", "error (holdout)")}
+                                  | {k: "{:.0%}".format for k in ("inside the range (all)", "inside the range (held out)")}),
                 "cases": _table(cases, {"speed ratio": "{:.2f}".format}, max_rows=200, escape=False),
                 "efficiency": _table(self._efficiency_table(), max_rows=80),
                 "own": _table(own, {"measured [ms]": "{:.3g}".format, "projected [ms]": "{:.3g}".format}),

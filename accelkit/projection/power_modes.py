@@ -1,0 +1,88 @@
+"""Jetson power modes as data: what each ``nvpmodel`` mode leaves of the GPU and the memory.
+
+A Jetson runs in one of several power modes (AGX Orin: MAXN, 50 W, 30 W, 15 W); each
+caps the GPU clock, power-gates some of the GPU's TPCs (texture processing clusters,
+two SMs each) and may cap the memory (EMC) clock. ``data/edge_power_modes.csv`` lists
+them from NVIDIA's own ``nvpmodel`` configuration files (``GPU MAX_FREQ``, ``TPC_PG_MASK``,
+``EMC MAX_FREQ``), each row with its source. :func:`mode_scale` turns a mode into the
+share of the device's catalogue figures (taken at its top mode) it keeps:
+
+* GPU rate ∝ TPCs on × GPU clock (a TPC's tensor cores do a fixed number of operations
+  per clock: NVIDIA Ampere GA102 whitepaper, "Third-generation Tensor Cores"); the TPCs on
+  are the zero bits of ``TPC_PG_MASK`` among the GPU's ``cuda_cores / 256`` TPCs (Ampere:
+  128 CUDA cores per SM, 2 SMs per TPC);
+* memory bandwidth ∝ the EMC clock.
+
+Checked against the one published per-mode table (NVIDIA Deep-Learning-Accelerator-SW
+README, AGX Orin 64GB GPU sparse INT8: MAXN 170, 50 W 109, 30 W 41, 15 W 14 TOPS): the
+rule gives 107 and 40 for 50 W and 30 W, and 20 for 15 W, where the table's 14 fits one
+TPC fewer than the configuration file gates (``tests/test_power_modes.py``).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from ..catalog import CatalogError, data_path
+from ..tables import Column, Schema, read_table
+
+__all__ = ["load_power_modes", "power_modes_of", "mode_scale"]
+
+MODES_SCHEMA = Schema("the edge power modes CSV", (
+    Column("device", required=True, nonempty=True), Column("power_mode", required=True, nonempty=True),
+    Column("power_w", "number", required=True, expected="watts"),
+    Column("gpu_max_mhz", "number", required=True, nonempty=True, expected="MHz"),
+    Column("tpc_pg_mask", "number", required=True, nonempty=True, expected="an integer bit mask"),
+    Column("gpu_cuda_cores", "number", required=True, nonempty=True, expected="a number of CUDA cores"),
+    Column("emc_max_mhz", "number", required=True, nonempty=True, expected="MHz"),
+    Column("gpu_int8_tops_sparse", "number", required=True, expected="TOPS"),
+    Column("source_url", required=True, nonempty=True), Column("source_url_2", required=True),
+    Column("quote", required=True, nonempty=True), Column("notes", required=True),
+))
+
+#: CUDA cores per TPC on Ampere (GA10B): 128 per SM, 2 SMs per TPC
+CORES_PER_TPC = 256
+
+
+@lru_cache(maxsize=2)
+def _load(path):
+    return read_table(path, MODES_SCHEMA, Path(path).name, CatalogError)
+
+
+def load_power_modes(path=None):
+    """The power modes table (a copy); the first row of a device is its top mode."""
+    return _load(data_path("edge_power_modes.csv") if path is None else path).copy()
+
+
+def power_modes_of(device, path=None):
+    """The mode names of ``device`` (top mode first); empty when none is listed."""
+    table = _load(data_path("edge_power_modes.csv") if path is None else path)
+    return table.loc[table["device"] == device, "power_mode"].tolist()
+
+
+def _tpcs_on(mask, cores):
+    total = int(cores) // CORES_PER_TPC
+    return sum(1 for bit in range(total) if not (int(mask) >> bit) & 1), total
+
+
+def mode_scale(device, power_mode, path=None):
+    """``(gpu_share, memory_share, row)``: the share of ``device``'s catalogue GPU rate and
+    memory bandwidth (both at its top mode) that ``power_mode`` keeps, and the mode's row.
+
+    Raises naming the device's modes when it has none of that name.
+    """
+    from .._validate import check_choice
+
+    table = _load(data_path("edge_power_modes.csv") if path is None else path)
+    rows = table[table["device"] == device]
+    if rows.empty:
+        raise ValueError(f"power_mode: {device} has no power modes listed (data/edge_power_modes.csv lists "
+                         f"{', '.join(sorted(set(table['device'])))})")
+    name = check_choice("power_mode", power_mode, rows["power_mode"].tolist())
+    top, row = rows.iloc[0], rows[rows["power_mode"] == name].iloc[0]
+    on, _total = _tpcs_on(row["tpc_pg_mask"], row["gpu_cuda_cores"])
+    on_top, _ = _tpcs_on(top["tpc_pg_mask"], top["gpu_cuda_cores"])
+    gpu = on * float(row["gpu_max_mhz"]) / (on_top * float(top["gpu_max_mhz"]))
+    memory = float(row["emc_max_mhz"]) / float(top["emc_max_mhz"])
+    return gpu, memory, row.to_dict()

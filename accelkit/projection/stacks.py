@@ -1,0 +1,60 @@
+"""Software stacks as data: what the runtime does to a model's layers (``data/stacks.csv``).
+
+One constant set cannot describe TensorRT and eager PyTorch at once: a compiled stack
+fuses each convolution or GEMM with the batch norm, activation and residual add that
+follow it, so a layer is one kernel that writes its output once; an eager framework
+runs each of those as its own kernel, each reading and writing the whole feature map.
+Each row of ``data/stacks.csv`` names a stack, its ``execution`` class (``fused`` or
+``eager``), the workloads it is modelled for and the vendors it is the default of,
+with the documentation that says how it executes. The per-kernel time of each class
+(``vision_kernel_s_fused``, ``vision_kernel_s_eager``) is a fitted constant of
+``data/projection_constants.csv`` (``accelkit validate --fit``, on the fit sources).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+from ..catalog import CatalogError, data_path
+from ..tables import Column, Schema, read_table
+
+__all__ = ["load_stacks", "stack_row", "default_stack", "EXECUTIONS"]
+
+EXECUTIONS = ("fused", "eager")
+
+STACKS_SCHEMA = Schema("the software stacks CSV", (
+    Column("stack", required=True, nonempty=True), Column("label", required=True, nonempty=True),
+    Column("workloads", required=True, nonempty=True),
+    Column("execution", required=True, nonempty=True, choices=EXECUTIONS),
+    Column("default_for_vendors", required=True), Column("source_url", required=True, nonempty=True),
+    Column("notes", required=True),
+), label="stack", unique="stack")
+
+
+@lru_cache(maxsize=2)
+def _load(path):
+    return read_table(path, STACKS_SCHEMA, Path(path).name, CatalogError)
+
+
+def load_stacks(path=None):
+    """The stacks table (a copy)."""
+    return _load(data_path("stacks.csv") if path is None else path).copy()
+
+
+def stack_row(stack, path=None):
+    """One stack's row as a dict; an unknown name raises naming the close matches."""
+    from .._validate import check_choice
+
+    table = _load(data_path("stacks.csv") if path is None else path)
+    name = check_choice("stack", stack, table["stack"].tolist())
+    return table.set_index("stack").loc[name].to_dict() | {"stack": name}
+
+
+def default_stack(vendor, path=None):
+    """The stack a device of ``vendor`` runs image models and encoders with by default."""
+    table = _load(data_path("stacks.csv") if path is None else path)
+    for _, r in table.iterrows():
+        if vendor in [v.strip() for v in str(r["default_for_vendors"]).split(";") if v.strip()]:
+            return r["stack"]
+    return "vendor-compiler"

@@ -1,0 +1,48 @@
+"""Jetson power modes as data: the GPU and memory each nvpmodel mode keeps, checked against
+the one per-mode table NVIDIA publishes (Deep-Learning-Accelerator-SW README, AGX Orin 64GB)."""
+
+from __future__ import annotations
+
+import pytest
+
+from accelkit.projection import vision
+from accelkit.projection.power_modes import load_power_modes, mode_scale, power_modes_of
+
+
+def test_every_mode_cites_the_configuration_file_it_comes_from():
+    modes = load_power_modes()
+    assert modes["source_url"].str.startswith("https://github.com/").all()
+    assert modes["quote"].str.len().gt(10).all()
+    assert power_modes_of("Jetson AGX Orin 64GB") == ["MAXN", "50W", "30W", "15W"]
+
+
+@pytest.mark.parametrize("mode", ["50W", "30W"])
+def test_tpcs_times_clock_give_nvidias_published_tops_per_mode(mode):
+    modes = load_power_modes().set_index(["device", "power_mode"])
+    published = modes.loc[("Jetson AGX Orin 64GB", mode), "gpu_int8_tops_sparse"]
+    top = modes.loc[("Jetson AGX Orin 64GB", "MAXN"), "gpu_int8_tops_sparse"]
+    gpu, _, _ = mode_scale("Jetson AGX Orin 64GB", mode)
+    assert gpu * top == pytest.approx(published, rel=0.05), f"{mode}: {gpu * top:.1f} vs the published {published}"
+
+
+def test_the_15w_mode_is_one_tpc_above_nvidias_table():
+    # nvpmodel's 15 W mask (248) leaves 3 of 8 TPCs on: 3/8 × 408/1300 × 170 = 20 TOPS; the DLA README says 14,
+    # which two TPCs would give. The rule follows the configuration file; the gap is stated, not hidden.
+    gpu, memory, _ = mode_scale("Jetson AGX Orin 64GB", "15W")
+    assert gpu * 170 == pytest.approx(20.0, rel=0.01)
+    assert memory == pytest.approx(2133 / 3200)
+
+
+def test_a_lower_mode_is_slower_and_the_result_names_it():
+    top = vision("Jetson AGX Orin 64GB", "ResNet-50", precision="int8", batch_size=8)
+    low = vision("Jetson AGX Orin 64GB", "ResNet-50", precision="int8", batch_size=8, power_mode="30W")
+    assert low["frames_per_s"] < 0.6 * top["frames_per_s"]
+    assert low["power_mode"] == "30W" and top["power_mode"] == ""
+    assert low["power_w"] == 30
+
+
+def test_an_unknown_mode_names_the_devices_modes():
+    with pytest.raises(ValueError, match=r"power_mode must be one of MAXN, 50W, 30W, 15W.*Did you mean.*'30W'"):
+        vision("Jetson AGX Orin 64GB", "ResNet-50", power_mode="30")
+    with pytest.raises(ValueError, match="T4 has no power modes listed"):
+        vision("T4", "ResNet-50", power_mode="15W")

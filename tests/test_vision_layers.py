@@ -1,0 +1,99 @@
+"""Image models and encoders priced layer by layer, on a named software stack.
+
+The layer tables are checked against the figures their sources publish (torchvision's
+parameter and multiply-add counts), and the stacks against what their documentation
+says they do: a fused stack runs fewer kernels and moves fewer bytes than an eager one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from accelkit.models import find_model
+from accelkit.projection import vision
+from accelkit.projection.stacks import default_stack, load_stacks, stack_row
+from accelkit.projection.vision_layers import layer_table, resnet50_layers
+
+
+def test_resnet50_layers_add_up_to_torchvisions_published_counts():
+    t = resnet50_layers()
+    # torchvision ResNet50_Weights.IMAGENET1K_V1: 'GFLOPS 4.09' (multiply-adds), num_params 25,557,032
+    assert t["flops"].sum() / 2 == pytest.approx(4.09e9, rel=1e-3)
+    bn_channels = 64 + sum(blocks * (2 * w + 4 * w) + 4 * w for w, blocks in ((64, 3), (128, 4), (256, 6), (512, 3)))
+    assert t["weights"].sum() + 2 * bn_channels == 25_557_032, "conv + fc weights + batch-norm scales and shifts"
+    assert (t["layer"].str.startswith("conv")).sum() == 53, "49 convolutions of the 50 layers' count, 4 projections"
+
+
+def test_vit_b16_layers_add_up_to_the_published_flops():
+    row = find_model("ViT-B/16")
+    assert layer_table(row)["flops"].sum() == pytest.approx(row["forward_flop_per_sample"], rel=2e-3)
+
+
+def test_bert_layers_hold_twelve_d_squared_weights_per_layer():
+    row = find_model("BERT-large")
+    t = layer_table(row, 384)
+    assert t["weights"].sum() == 24 * 12 * 1024 ** 2
+    # the attention's QK^T and AV grow with the square of the sequence: 384 tokens cost more than 3× 128
+    assert layer_table(row, 384)["flops"].sum() > 3 * layer_table(row, 128)["flops"].sum()
+
+
+def test_models_without_a_layer_table_say_so():
+    assert layer_table(find_model("YOLOv8s")) is None
+
+
+def test_an_eager_stack_is_slower_than_a_fused_one_at_batch_one_and_runs_more_kernels():
+    fused = vision("T4", "ResNet-50", precision="fp16", stack="tensorrt")
+    eager = vision("T4", "ResNet-50", precision="fp16", stack="pytorch-eager")
+    assert eager["kernels"] > fused["kernels"] == 56
+    assert eager["latency_s"] > 2 * fused["latency_s"]
+    assert fused["stack"] == "tensorrt" and eager["stack"] == "pytorch-eager"
+
+
+def test_an_eager_stack_moves_more_feature_map_bytes_at_large_batch():
+    fused = vision("A100 80GB SXM", "ResNet-50", precision="fp16", batch_size=256, stack="tensorflow-xla")
+    eager = vision("A100 80GB SXM", "ResNet-50", precision="fp16", batch_size=256, stack="tensorflow")
+    assert eager["frames_per_s"] < 0.8 * fused["frames_per_s"]
+
+
+def test_each_device_takes_its_vendors_default_stack():
+    frame = vision(["T4", "Instinct MI300X"], "ResNet-50", precision="fp16")
+    assert frame.set_index("name")["stack"].to_dict() == {"T4": "tensorrt", "Instinct MI300X": "vendor-compiler"}
+    assert default_stack("NVIDIA") == "tensorrt"
+
+
+def test_an_unknown_stack_names_the_field_and_close_matches():
+    with pytest.raises(ValueError, match=r"stack must be one of .*Did you mean 'tensorrt'"):
+        vision("T4", "ResNet-50", stack="tensorrtt")
+
+
+def test_every_stack_row_cites_its_documentation():
+    stacks = load_stacks()
+    assert stacks["source_url"].str.startswith("https://").all()
+    assert set(stacks["execution"]) == {"fused", "eager"}
+    assert stack_row("PyTorch-Eager")["execution"] == "eager"
+
+
+def test_the_range_of_a_frame_time_holds_the_projection():
+    r = vision("Jetson AGX Orin 64GB", "ResNet-50", precision="int8")
+    assert r["latency_s_low"] < r["latency_s"] < r["latency_s_high"]
+    assert np.isfinite(r["frames_per_s"])
+
+
+def test_a_chip_with_on_chip_memory_runs_at_its_vendors_published_rate():
+    # Hailo Model Zoo, HAILO8 object detection table: YOLOv8s 396 FPS (batch 1 and 8), YOLOv8m 58 / 112
+    r = vision("Hailo-8", "YOLOv8s", precision="int8")
+    assert r["frames_per_s"] == pytest.approx(396.0)
+    assert r["frames_per_s_low"] == r["frames_per_s_high"] == r["frames_per_s"], "a published figure has no model term"
+    assert "published: 396 frames/s at batch 1" in r["matmul_source"] and "hailo_model_zoo" in r["matmul_source"]
+    assert vision("Hailo-8", "YOLOv8m", precision="int8", batch_size=8)["frames_per_s"] == pytest.approx(112.0)
+    assert vision("Hailo-8", "YOLOv8m", precision="int8", batch_size=4)["frames_per_s"] == pytest.approx(58.0), \
+        "between published batches the smaller one's rate holds"
+
+
+def test_a_model_the_vendor_does_not_list_stays_unknown_on_such_a_chip():
+    frame = vision(["Coral Edge TPU", "Hailo-8"], "YOLOv8s", precision="int8").set_index("name")
+    assert not frame.loc["Coral Edge TPU", "feasible"]
+    assert "no published rate of YOLOv8s" in frame.loc["Coral Edge TPU", "why"]
+    with pytest.raises(ValueError, match="no published rate of ResNet-50"):
+        vision("Coral Edge TPU", "ResNet-50", precision="int8")  # Coral lists ResNet-50 only at 299×299
