@@ -366,6 +366,29 @@ def memory_bytes(catalog):
     return units.gb_to_bytes(catalog["memory_gb"].astype(float))
 
 
+def half_precision_from_int8(catalog):
+    """Dense FP16 / BF16 FLOP/s for Jetson Orin GPUs that publish only an INT8 figure.
+
+    NVIDIA states Orin's GPU tensor rate in INT8; its FP16 tensor math runs at half that
+    rate (the AGX Orin data sheet: 170 sparse INT8 TOPS and 85 sparse FP16 TFLOPS for the
+    same GPU; Ampere's tensor cores halve the rate from INT8 to FP16 and BF16). Applied only
+    where the INT8 figure is the GPU's alone: an NVIDIA Ampere edge part with no deep-learning
+    accelerator in its headline (``npu_int8_tops_sparse`` empty: the Orin Nano modules) and no
+    published FP16 or BF16 figure; elsewhere NaN.
+
+    Returns
+    -------
+    (pandas.Series, pandas.Series)
+        FLOP/s, and the basis (``"half the dense INT8 figure"`` or ``""``).
+    """
+    int8, basis = int8_dense_estimate(catalog)
+    own = ((catalog["vendor"] == "NVIDIA") & (catalog["architecture"].astype(str) == "Ampere")
+           & (catalog["segment"].astype(str) == "edge") & catalog["npu_int8_tops_sparse"].isna()
+           & catalog["fp16_tflops"].isna() & catalog["bf16_tflops"].isna() & (basis != ""))
+    value = (int8 / 2.0).where(own)
+    return value, pd.Series(np.where(own, "half the dense INT8 figure", ""), index=catalog.index)
+
+
 def int8_dense_estimate(catalog):
     """Dense INT8 OP/s per device, and where the figure comes from.
 

@@ -261,7 +261,7 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
 def test_validation_notebook_defaults_and_filters(tmp_path):
     text, _ = run(tmp_path, "10_validation.ipynb")
     assert int(figure(text, "published measurements")) >= 40
-    # per kind, as README's validation table states them (329 cases, 38 sources, split by source): batch-1
+    # per kind, as README's validation table states them (333 cases, 39 sources, split by source): batch-1
     # decode, TTFT and training within 15 %, fixed-batch 20 %, maximum throughput 25 % (AMD's and Gaudi's
     # tables), TPOT under load 20 %, image models 30 / 40 %, encoders 30 %; TTFT under load is the engine's
     # known miss (3.3x, issue 24) and is shown, not hidden, in the overall figure

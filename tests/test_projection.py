@@ -272,3 +272,18 @@ def test_per_device_zero_stage_and_micro_batch_project_each_device_as_alone():
         for column in ("step_s", "days", "days_low", "days_high", "mfu", "memory_per_device_bytes"):
             assert together[column].iloc[i] == pytest.approx(alone[column], rel=1e-12), (
                 f"{name} (ZeRO-{zero[i]}, micro-batch {micro[i]}): {column} differs when projected with others")
+
+
+def test_jetson_orin_nano_decodes_4bit_weights_through_its_bandwidth():
+    """Orin Nano publishes only its GPU's INT8 rate (20 / 33 dense TOPS): FP16 and BF16 run at half of it
+    (the AGX Orin data sheet's 170 sparse INT8 TOPS and 85 sparse FP16 TFLOPS for one GPU), so 4-bit-weight
+    decode, whose matmuls run in bf16, is projected: the Jetson AI Lab's MLC runs measured 14.0 (Orin Nano)
+    and 19.14 tokens/s (Super) for Llama 3.1 8B; the validation cases hold the ratio."""
+    ceil = P.device_ceilings().set_index("name")
+    assert ceil.loc["Jetson Orin Nano Super 8GB", "peak_bf16"] == 16.5e12
+    assert ceil.loc["Jetson Orin Nano Super 8GB", "matmul_bf16_source"].endswith("half the published dense INT8 figure")
+    # only where the INT8 figure is the GPU's alone: the AGX Orin's headline includes its two DLAs
+    assert np.isnan(ceil.loc["Jetson AGX Orin 64GB", "peak_bf16"])
+    nano = P.inference("Jetson Orin Nano 8GB", "Llama-3.1 8B", precision="w4a16", batch_size=1, input_tokens=16,
+                       output_tokens=128)
+    assert nano["memory_bound"] and 10 < nano["output_tokens_per_s"] < 20

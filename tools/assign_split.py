@@ -84,7 +84,7 @@ def main(argv=None):
     frame = pd.read_csv(MEASURED, dtype=str, keep_default_na=False)
     for extra in args.add:
         new = pd.read_csv(extra, dtype=str, keep_default_na=False)
-        missing = sorted(set(frame.columns) - {"source"} - set(new.columns))
+        missing = sorted(set(frame.columns) - {"source", "stack"} - set(new.columns))
         if missing:
             sys.exit(f"{extra}: missing columns {', '.join(missing)}")
         clash = sorted(set(new["case_id"]) & set(frame["case_id"]))

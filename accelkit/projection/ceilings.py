@@ -97,9 +97,10 @@ def device_ceilings(catalog=None, measurements=None):
 
     eff = efficiency_table(catalog, measurements)
     out = pd.DataFrame({"name": catalog["name"]}, index=catalog.index)
-    from ..catalog import int8_dense_estimate
+    from ..catalog import half_precision_from_int8, int8_dense_estimate
 
     int8_peak, int8_basis = int8_dense_estimate(catalog)
+    half_peak, half_basis = half_precision_from_int8(catalog)
     for p in COMPUTE_PRECISIONS:
         col = PRECISION_COLUMNS.get(p, f"{p}_tflops")
         peak = units.tflops_to_flops(catalog[col].astype(float)) if col in catalog.columns \
@@ -107,6 +108,9 @@ def device_ceilings(catalog=None, measurements=None):
         if p == "int8":
             # SoCs publish only the 2:4-sparse INT8 headline: half of it, said so in the source
             peak = int8_peak
+        if p in ("fp16", "bf16"):
+            # Jetson Orin Nano publishes its GPU's INT8 rate only: FP16 / BF16 at half of it, said so
+            peak = peak.fillna(half_peak)
         e = f"matmul_{p}" if f"matmul_{p}" in eff.columns else "matmul_fp8"
         out[f"peak_{p}"] = peak
         for suffix in ("", "_low", "_high"):
@@ -114,6 +118,10 @@ def device_ceilings(catalog=None, measurements=None):
         out[f"matmul_{p}_source"] = eff[f"{e}_source"].where(peak.notna(), "")
         if e != f"matmul_{p}":
             out[f"matmul_{p}_source"] = out[f"matmul_{p}_source"] + " (fp8 efficiency applied to fp4)"
+        if p in ("fp16", "bf16"):
+            halved = (half_basis != "").to_numpy()
+            out.loc[halved, f"matmul_{p}_source"] = out.loc[halved, f"matmul_{p}_source"] + \
+                "; peak = half the published dense INT8 figure"
         if p == "int8":
             derived = (int8_basis == "half the 2:4-sparse figure").to_numpy()
             out.loc[derived, "matmul_int8_source"] = out.loc[derived, "matmul_int8_source"] + \

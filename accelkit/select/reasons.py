@@ -186,6 +186,8 @@ _SOURCE_WHAT = (N_("{precision} matmul"), N_("memory bandwidth"), N_("all-reduce
 _SOURCE_TAGS = (N_("its {figure} figure: no {precision} measurement"), N_("fp8 efficiency applied to fp4"))
 _SPARSE = "; peak = half the published 2:4-sparse INT8 figure"
 _SPARSE_WORDS = N_("peak = half the published 2:4-sparse INT8 figure")
+_HALF = "; peak = half the published dense INT8 figure"
+_HALF_WORDS = N_("peak = half the published dense INT8 figure")
 _TAG = re.compile(r"^(.*) \((its \S+ figure: no \S+ measurement|fp8 efficiency applied to fp4)\)$", re.S)
 
 
@@ -194,14 +196,16 @@ def _source_words(source):
     text = str(source)
     if language() == "en" or not text:
         return text
-    tags, sparse = [], text.endswith(_SPARSE)
-    text = text.removesuffix(_SPARSE)
+    tags, sparse, half = [], text.endswith(_SPARSE), text.endswith(_HALF)
+    text = text.removesuffix(_SPARSE).removesuffix(_HALF)
     while (found := _TAG.match(text)):
         text = found.group(1)
         tags.insert(0, _translate_like(found.group(2), _SOURCE_TAGS))
     words = _translate_like(text, _SOURCES, {"what": lambda w: _translate_like(w, _SOURCE_WHAT)})
     words = "".join([words] + [_("({note})").format(note=t) for t in tags])
-    return _("{source}; {note}").format(source=words, note=_(_SPARSE_WORDS)) if sparse else words
+    if sparse or half:
+        return _("{source}; {note}").format(source=words, note=_(_SPARSE_WORDS if sparse else _HALF_WORDS))
+    return words
 
 
 def _efficiency_words(matmul, memory):
