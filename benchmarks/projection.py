@@ -19,6 +19,8 @@ def main():
                best_of(lambda: projection.inference(None, "Llama-3.1 8B", batch_size=8), repeat=10), target=0.020),
         report("inference(), one device", best_of(lambda: projection.inference("H100 SXM", "Llama-3.1 8B",
                                                                                 batch_size=8), repeat=10)),
+        report(f"vision(), ResNet-50 layer by layer x {n_devices} devices",
+               best_of(lambda: projection.vision(None, "ResNet-50", batch_size=8), repeat=10), target=0.020),
         report(f"training(), one scenario x {n_devices} devices",
                best_of(lambda: projection.training(None, "Llama-2 7B", n_devices=8, check_memory=False), repeat=10),
                target=0.020),

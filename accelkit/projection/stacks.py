@@ -51,10 +51,13 @@ def stack_row(stack, path=None):
     return table.set_index("stack").loc[name].to_dict() | {"stack": name}
 
 
+@lru_cache(maxsize=2)
+def _defaults(path):
+    table = _load(path)
+    return {v.strip(): stack for stack, vendors in zip(table["stack"], table["default_for_vendors"])
+            for v in str(vendors).split(";") if v.strip()}
+
+
 def default_stack(vendor, path=None):
     """The stack a device of ``vendor`` runs image models and encoders with by default."""
-    table = _load(data_path("stacks.csv") if path is None else path)
-    for _, r in table.iterrows():
-        if vendor in [v.strip() for v in str(r["default_for_vendors"]).split(";") if v.strip()]:
-            return r["stack"]
-    return "vendor-compiler"
+    return _defaults(data_path("stacks.csv") if path is None else path).get(vendor, "vendor-compiler")

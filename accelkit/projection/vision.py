@@ -148,7 +148,8 @@ def _published_overrides(names, row, precision, batch_size):
     (:mod:`accelkit.projection.published`)."""
     from .published import published_devices, published_rate
 
-    only = np.array([n in published_devices() for n in names])
+    listed = published_devices()
+    only = np.array([n in listed for n in names])
     lat = np.full(len(names), np.nan)
     src = np.full(len(names), "", dtype=object)
     for i in np.flatnonzero(only):
@@ -168,7 +169,8 @@ def _stacks_for(ceil, stack):
     if stack is not None:
         return np.full(len(ceil), stack_row(stack)["stack"], dtype=object)
     vendors = load_catalog().set_index("name")["vendor"]
-    return np.array([default_stack(vendors.get(n, "")) for n in ceil["name"]], dtype=object)
+    by_vendor = {v: default_stack(v) for v in set(vendors)}
+    return np.array([by_vendor.get(vendors.get(n, ""), "vendor-compiler") for n in ceil["name"]], dtype=object)
 
 
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
@@ -233,7 +235,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
             raise ValueError("power_mode applies to one device; give device as one name")
         gpu_share, memory_share, mode_row = mode_scale(ceil["name"].iloc[0], power_mode)
     stacks = _stacks_for(ceil, stack)
-    eager = np.array([stack_row(st)["execution"] == "eager" for st in stacks])
+    execution = {st: stack_row(st)["execution"] for st in set(stacks)}
+    eager = np.array([execution[st] == "eager" for st in stacks])
     weights = float(row["params"]) * w_bytes
     own_peak = ceil[f"peak_{mm_precision}"].to_numpy(dtype=float)
     peak_ops = own_peak if peak is None else np.asarray(peak, dtype=float)
