@@ -313,6 +313,29 @@ def frame_flops(model_name):
     return _frame_flops(model_name)
 
 
+def _lower_mode_words(device, envelope_w, preset, precision, batch_size, utilization, peak, frames_per_s):
+    """What ``device``'s highest power mode within ``envelope_w`` would deliver, in words ("" when the
+    device has no listed mode that fits): a Jetson over the envelope at its top mode may still run in a
+    lower ``nvpmodel`` mode (data/edge_power_modes.csv, :mod:`accelkit.projection.power_modes`). The whole
+    rate scales with the GPU's share in that mode (the DLAs' own clocks are not modelled: conservative
+    where they count)."""
+    from .projection.power_modes import load_power_modes
+    from .projection.vision import vision
+
+    modes = load_power_modes()
+    fits = modes[(modes["device"] == device) & (modes["power_w"] <= envelope_w)]
+    if fits.empty:
+        return ""
+    mode = fits.iloc[0]
+    r = vision(device, preset, precision, batch_size, utilization=utilization, peak=np.array([peak], dtype=float),
+               power_mode=mode["power_mode"])
+    if not np.isfinite(r["frames_per_s"]):
+        return ""
+    count = int(np.ceil(round(frames_per_s / r["frames_per_s"], 9)))
+    return _("; in its {mode} power mode: {units} unit(s), {ms} ms per frame").format(
+        mode=mode["power_mode"], units=max(count, 1), ms=f"{r['frame_ms']:.1f}")
+
+
 def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=None, latency_ms=None,
              power_w=None, budget_usd=None, use_npu=True, devices=None, batch_size=1):
     """Which edge devices can run ``streams × fps`` frames of a vision model.
@@ -398,7 +421,9 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     if power_w is not None:
         hot = (reasons == "") & (out["tdp_w"] > power_w)
         reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}")
-                        for v in out.loc[hot, "tdp_w"]]
+                        + _lower_mode_words(name, power_w, preset, precision, batch_size, utilization, peak,
+                                            streams * fps)
+                        for v, name, peak in zip(out.loc[hot, "tdp_w"], out.loc[hot, "name"], out.loc[hot, "ops_per_s"])]
     if budget_usd is not None:
         dear = (reasons == "") & (out["cost_usd"] > budget_usd)
         reasons[dear] = [_("{cost} > budget {budget}").format(cost=f"${v:,.0f}", budget=f"${budget_usd:,.0f}")

@@ -197,7 +197,9 @@ def test_edge_notebook_defaults(tmp_path):
     ms = 2.909091 + (1 - k["roofline_overlap"]) * 0.137943 + 56 * k["vision_kernel_s_fused"] * 1e3
     # -> about 286 frames/s; 10 × 30 = 300 frames/s -> 2 units
     assert figure(text, "Jetson Orin Nano Super 8GB") == f"2 unit(s), {ms:.2f} ms per frame (meets every target)"
-    assert figure(text, "Jetson AGX Orin 64GB").endswith("(60 W per box > 30 W)")
+    # over the 30 W envelope at its top mode; its 30W nvpmodel mode keeps 4 of 8 TPCs at 612 of 1,300 MHz
+    agx = figure(text, "Jetson AGX Orin 64GB")
+    assert re.search(r"\(60 W per box > 30 W; in its 30W power mode: \d+ unit\(s\), [\d.]+ ms per frame\)$", agx), agx
 
 
 def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path):

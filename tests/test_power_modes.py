@@ -46,3 +46,17 @@ def test_an_unknown_mode_names_the_devices_modes():
         vision("Jetson AGX Orin 64GB", "ResNet-50", power_mode="30")
     with pytest.raises(ValueError, match="T4 has no power modes listed"):
         vision("T4", "ResNet-50", power_mode="15W")
+
+
+def test_the_edge_chapter_says_what_a_lower_mode_within_the_envelope_delivers():
+    from accelkit import load_catalog, sizing
+
+    kwargs = dict(streams=10, fps=30, model="YOLOv8s", precision="int8", devices=["Jetson AGX Orin 64GB"])
+    top = sizing.edge_fit(load_catalog(), **kwargs).iloc[0]
+    capped = sizing.edge_fit(load_catalog(), power_w=30, **kwargs).iloc[0]
+    assert not capped["meets"] and capped["reason"].startswith("60 W per box > 30 W; in its 30W power mode: ")
+    ms = float(capped["reason"].split("unit(s), ")[1].split(" ms")[0])
+    # 30W keeps 4 of 8 TPCs at 612 of 1,300 MHz: the frame takes longer than at the top mode
+    assert ms > 1.5 * top["frame_ms"]
+    # no listed mode fits a 10 W envelope on the AGX Orin: nothing to add
+    assert sizing.edge_fit(load_catalog(), power_w=10, **kwargs).iloc[0]["reason"] == "60 W per box > 10 W"
