@@ -164,7 +164,7 @@ def _published_overrides(names, row, precision, batch_size):
 def _stacks_for(ceil, stack):
     """The stack of each device: the one asked for, or the device vendor's default."""
     from ..catalog import load_catalog
-    from .stacks import default_stack, stack_row
+    from .stacks import default_stack
 
     if stack is not None:
         return np.full(len(ceil), stack_row(stack)["stack"], dtype=object)
