@@ -80,3 +80,36 @@ def test_every_device_at_once():
     frame = P.inference(None, "Llama-3.1 8B", precision="bf16", concurrency=32)
     ok = frame[frame["feasible"]]
     assert len(ok) > 5 and np.isfinite(ok["ttft_p90_s"]).all()
+
+
+def test_the_first_wave_queues_behind_the_prompts_that_arrived_with_it():
+    """N clients that start together: the k-th prompt waits for the k - 1 before it (first come,
+    first served), so the first wave's mean TTFT grows by half a prompt's service per client."""
+    waves = [P.inference(concurrency=n, **H100)["ttft_first_wave_s"] for n in (1, 11, 21)]
+    one = P.inference(concurrency=1, **H100)
+    assert waves[0] == pytest.approx(one["ttft_s"] - 0.5 * one["decode_step_s"], rel=0.05)  # no one ahead
+    # equal steps of 10 clients add equal waits (5 prompts' service each)
+    assert waves[2] - waves[1] == pytest.approx(waves[1] - waves[0], rel=0.25)
+    assert waves[1] > 3 * waves[0]
+
+
+def test_a_short_run_counts_its_first_wave():
+    """A load test of r requests per client measures the start burst in 1/r of its requests:
+    the mean TTFT lies between the steady state and the first wave, nearer the wave for small r."""
+    steady = P.inference(concurrency=50, **H100)
+    once = P.inference(concurrency=50, requests_per_client=1, **H100)
+    three = P.inference(concurrency=50, requests_per_client=3, **H100)
+    assert once["ttft_mean_s"] == pytest.approx(steady["ttft_first_wave_s"], rel=1e-9)
+    expected = steady["ttft_first_wave_s"] / 3 + steady["ttft_mean_s"] * 2 / 3
+    assert three["ttft_mean_s"] == pytest.approx(expected, rel=1e-9)
+    assert steady["ttft_mean_s"] < three["ttft_mean_s"] < once["ttft_mean_s"]
+    assert three["tpot_s"] == steady["tpot_s"]  # the start burst changes the wait, not the decode steps
+
+
+def test_requests_per_client_needs_a_closed_loop():
+    with pytest.raises(ValueError, match="requests_per_client.*concurrency"):
+        P.inference(requests_per_client=3, **H100)
+    with pytest.raises(ValueError, match="request_rate"):
+        P.inference(request_rate=1.0, requests_per_client=3, **H100)
+    with pytest.raises(ValueError, match="requests_per_client"):
+        P.inference(concurrency=4, requests_per_client=0, **H100)

@@ -17,6 +17,7 @@ mutations`` shows which fitted constants these checks guard.
 
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ import pandas as pd
 import pytest
 
 from accelkit.projection import recorded as R
+from accelkit.projection import intervals as I
 from accelkit.projection import validation as V
 
 CASES = V.load_measured()
@@ -195,10 +197,10 @@ def test_ranges_hold_the_stated_share_of_the_fit_sources(results):
     """The model terms are calibrated so that each kind's range holds INTERVAL_LEVEL of its fit
     sources' measurements (calibrate_errors); the held-out sources' coverage is reported, not forced."""
     fit = results[(results["split"] == "fit") & results["in_range"].notna()]
-    for cats in V.ERROR_CONSTANTS.values():
+    for cats in I.ERROR_CONSTANTS.values():
         sel = fit[fit["category"].isin(cats)]
         if len(sel) >= 10:
-            assert sel["in_range"].mean() >= V.INTERVAL_LEVEL - 0.05, (cats, sel["in_range"].mean())
+            assert sel["in_range"].mean() >= I.INTERVAL_LEVEL - 0.05, (cats, sel["in_range"].mean())
 
 
 def test_calibration_sets_each_kinds_term_from_its_fit_cases_only(tmp_path):
@@ -206,7 +208,7 @@ def test_calibration_sets_each_kinds_term_from_its_fit_cases_only(tmp_path):
     path = tmp_path / "measured.csv"
     frame[frame["category"] == "ttft"].to_csv(path, index=False)
     V._read.cache_clear()
-    terms = V.calibrate_errors(path)
+    terms = I.calibrate_errors(path)
     assert terms["model_error_ttft"] > 0
     # no other kind has a fit case here: each takes the largest calibrated term
     assert terms["model_error_training"] == terms["model_error_ttft"]
@@ -254,3 +256,14 @@ def test_validation_chart_draws_every_projected_case(results):
     fig = validation_chart(results)
     points = sum(len(t.x) for t in fig.data if t.mode == "markers")
     assert points == int(np.isfinite(results["predicted"]).sum())
+
+
+def test_a_sources_offset_widens_every_kinds_range():
+    """The between-source term: the 80 % quantile of each (source, kind)'s median log ratio among
+    the fit sources, added to each kind's own term in quadrature (random-effects interval)."""
+    frame = pd.DataFrame({"split": ["fit"] * 6 + ["holdout"], "category": ["ttft"] * 7,
+                          "source": ["a", "a", "b", "b", "c", "c", "d"],
+                          "ratio": [1.0, 1.0, 2.0, 2.0, 0.5, 0.25, 9.0]})
+    # medians: a 0, b ln 2, c ln(0.354) -> |.| = 0, 0.693, 1.04; the held-out source d is not counted
+    assert I.source_spread(frame, level=0.5) == pytest.approx(math.log(2.0))
+    assert I.source_spread(frame, level=1.0) == pytest.approx(abs(math.log(math.sqrt(0.5 * 0.25))))

@@ -97,3 +97,24 @@ def test_a_model_the_vendor_does_not_list_stays_unknown_on_such_a_chip():
     assert "no published rate of YOLOv8s" in frame.loc["Coral Edge TPU", "why"]
     with pytest.raises(ValueError, match="no published rate of ResNet-50"):
         vision("Coral Edge TPU", "ResNet-50", precision="int8")  # Coral lists ResNet-50 only at 299×299
+
+
+def test_an_eager_stack_without_a_layer_table_says_so_not_that_an_efficiency_is_missing():
+    # YOLOv8s has no layer table: an eager stack's per-kernel time cannot be counted, and the
+    # reason must say that (it used to blame a missing matmul efficiency, which T4 has)
+    with pytest.raises(ValueError, match="pytorch-eager stack runs each layer as its own kernel.*YOLOv8s"):
+        vision("T4", "YOLOv8s", "fp16", 1, stack="pytorch-eager")
+    assert np.isfinite(vision("T4", "YOLOv8s", "fp16", 1)["frame_ms"])  # the fused default projects it
+
+
+def test_the_eager_no_table_reason_reads_in_chinese():
+    from accelkit.i18n import set_language
+    from accelkit.select.reasons import _why_words
+
+    frame = vision(["T4"], "YOLOv8s", "fp16", 1, stack="pytorch-eager")
+    set_language("zh_CN")
+    try:
+        words = _why_words(frame["why"].iloc[0])
+    finally:
+        set_language("en")
+    assert "逐层表" in words and "pytorch-eager" in words, words

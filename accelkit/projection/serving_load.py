@@ -45,7 +45,8 @@ def md1_wait(arrival_rate, service_s):
         return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf), rho
 
 
-def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET):
+def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET,
+               requests_per_client=None):
     """TTFT and TPOT of one serving group under load (continuous batching, chunked prefill).
 
     ``step(prefill_tokens, n)`` is the step time of ``n`` decodes plus ``prefill_tokens``
@@ -76,6 +77,15 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       rest wait for a free slot: ``TTFT >= N / X_max − (O − 1)·TPOT`` with
       ``X_max = b / (O · step)`` the engine's request rate at ``b``.
     * **TTFT** = half a step + ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
+    * **The first wave** (closed loop): a load generator fills its ``N`` slots at once when it
+      starts (AIPerf's ``--concurrency`` "burst mode", no ramp by default [5]_), so the first
+      ``n = min(N, b)`` prompts arrive together and are prefilled first come, first served:
+      the ``k``-th waits for the ``k − 1`` prompts before it, ``(k − 1) · L · s``, a mean of
+      ``S + (n − 1)/2 · L · s`` (``ttft_first_wave_s``). A run that measures ``r`` requests per
+      client (``requests_per_client``; NVIDIA's NIM sweeps use ``--request-count`` = 3 × the
+      concurrency [6]_) counts that wave in ``1/r`` of its requests, so its mean TTFT is
+      ``(1/r) · first wave + (1 − 1/r) · steady state``; ``None`` (the default) is the steady
+      state a long-running service sees.
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:
@@ -90,6 +100,10 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     .. [3] L. Kleinrock, *Queueing Systems*, vol. 1 (1975) §5.6 (M/G/1) and vol. 2 (1976).
     .. [4] G.-I. Yu et al., "Orca: A Distributed Serving System for Transformer-Based
        Generative Models", OSDI 2022, §3.1 (iteration-level scheduling).
+    .. [5] AIPerf documentation, "Load generator options" (``--concurrency`` alone: burst
+       mode) and "Gradual ramping" (no ramping by default), docs.nvidia.com/aiperf.
+    .. [6] NVIDIA NIM for LLMs Benchmarking Guide, "Using AIPerf to Benchmark"
+       (``REQUEST_COUNT=$(($CONCURRENCY * 3))``), docs.nvidia.com/nim/benchmarking/llm/latest/quickstart.html.
     """
     most = np.asarray(most, dtype=float)
     if concurrency is not None:
@@ -129,11 +143,19 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
         x = np.where(np.isfinite(admit), lam, np.nan)
     base = join + S + admit
     ttft_mean = base + w
+    if concurrency is not None:
+        # the first wave: min(N, b) prompts arriving together, prefilled first come, first served
+        first_wave = S + admit + (np.minimum(N, b) - 1.0) / 2.0 * service
+        if requests_per_client is not None:
+            ttft_mean = first_wave / requests_per_client + ttft_mean * (1.0 - 1.0 / requests_per_client)
+    else:
+        first_wave = np.full(np.shape(ttft_mean), np.nan)
     ttft = base + _wait_percentile(w, rho, 0.5)
     ttft90 = base + _wait_percentile(w, rho, 0.9)
     q = np.clip(rho, 0.0, 1.0)
     spread = (step(chunk, b)[0] - step(0.0, b)[0]) * np.sqrt(q * (1.0 - q) / np.maximum(O - 1.0, 1.0))
     return {"prefill_s": prefill_alone, "decode_step_s": step_s, "tpot_s": tpot, "tpot_p90_s": tpot + _Z90 * spread,
-            "ttft_s": ttft, "ttft_p90_s": ttft90, "ttft_mean_s": ttft_mean, "request_latency_s": ttft_mean + D,
+            "ttft_s": ttft, "ttft_p90_s": ttft90, "ttft_mean_s": ttft_mean, "ttft_first_wave_s": first_wave,
+            "request_latency_s": ttft_mean + D,
             "output_tokens_per_s": x * O, "memory_bound": bound, "comm_s": comm, "running_batch": b,
             "prefill_utilisation": rho}

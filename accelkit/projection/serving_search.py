@@ -63,14 +63,22 @@ def _ttft_at_concurrency(core, limit, n, schedule):
 
 
 #: the figures only serving under load gives (with ``_low`` / ``_high``)
-_LOAD_TIMES = ("ttft_p90_s", "ttft_mean_s", "tpot_p90_s")
+_LOAD_TIMES = ("ttft_p90_s", "ttft_mean_s", "ttft_first_wave_s", "tpot_p90_s")
 
 
-def _load_args(concurrency, request_rate, token_budget, schedule):
+def _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client=None):
     if concurrency is None and request_rate is None:
         if token_budget is not None:
             raise ValueError("token_budget applies to serving under load: give concurrency= or request_rate= too")
+        if requests_per_client is not None:
+            raise ValueError("requests_per_client applies to a closed-loop load test: give concurrency= too")
         return None
+    if requests_per_client is not None:
+        if concurrency is None:
+            raise ValueError("requests_per_client applies to a closed-loop load test (concurrency=), "
+                             "not to Poisson arrivals (request_rate=)")
+        check_integer("requests_per_client", requests_per_client, low=1,
+                      what="how many requests each client sends in the measured run")
     if concurrency is not None and request_rate is not None:
         raise ValueError("give concurrency= (closed-loop clients) or request_rate= (Poisson arrivals), not both")
     if schedule != "continuous":
@@ -82,7 +90,8 @@ def _load_args(concurrency, request_rate, token_budget, schedule):
         raise ValueError(f"request_rate must be a number of requests per second > 0; got {request_rate!r}")
     if token_budget is not None:
         check_integer("token_budget", token_budget, low=1, what="a number of tokens per scheduler step")
-    return {"token_budget": float(TOKEN_BUDGET if token_budget is None else token_budget)}
+    return {"token_budget": float(TOKEN_BUDGET if token_budget is None else token_budget),
+            "requests_per_client": None if requests_per_client is None else float(requests_per_client)}
 
 
 def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fit, tps):

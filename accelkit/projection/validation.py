@@ -28,13 +28,9 @@ from ..tables import Column, Schema, check_rows, problem, raise_problems, read_r
 from .constants import FITTED, constants, constants_table
 
 __all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "fit", "predict_case",
-           "predict_case_range", "geometric_mean_error", "calibrate_errors", "interval_coverage", "INTERVAL_LEVEL",
+           "predict_case_range", "geometric_mean_error", "interval_coverage",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
-#: the nominal level of every projected range (``_low`` .. ``_high``): 80 % of published
-#: measurements of a kind are meant to fall inside it (calibrated on the fit sources by
-#: :func:`calibrate_errors`, checked on the held-out sources by :func:`summary`)
-INTERVAL_LEVEL = 0.8
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
@@ -60,7 +56,7 @@ CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
              "output_tokens",
              "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
-             "expert_parallel"]
+             "expert_parallel", "requests_per_client"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
 
 #: training tokens assumed where a measured case gives none (a trillion; the step time does not depend on it)
@@ -239,6 +235,7 @@ def _predict_case(case, extra_models=None, **constant_overrides):
                   kv_precision=case["kv_precision"] or None, schedule=case["schedule"] or "continuous",
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
                   concurrency=_opt(case.get("concurrency")), expert_parallel=_opt(case.get("expert_parallel")),
+                  requests_per_client=_opt(case.get("requests_per_client")),
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
@@ -321,7 +318,7 @@ def _summary_row(name, g):
 
 def summary(results):
     """Geometric-mean error per category, split and overall, with counts, the share of cases
-    inside the stated range (``coverage``; nominal :data:`INTERVAL_LEVEL`) and the worst case.
+    inside the stated range (``coverage``; nominal :data:`accelkit.projection.intervals.INTERVAL_LEVEL`) and the worst case.
 
     ``gm_error_holdout`` and ``coverage_holdout`` cover the held-out sources only: whole
     publications the fitted constants and the calibrated ranges never saw."""
@@ -408,64 +405,6 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
             current[name] = float(grids[name][int(np.argmin(scores))])
     after = summary(validate(path, **current))
     return current, pd.concat([before.assign(when="before"), after.assign(when="after")], ignore_index=True)
-
-
-#: constant -> the validation categories whose ranges it widens (the model term)
-ERROR_CONSTANTS = {
-    "model_error_training": ("training",),
-    "model_error_decode": ("decode_batch1", "fixed_batch_throughput"),
-    "model_error_throughput": ("max_throughput",),
-    "model_error_ttft": ("ttft",),
-    "model_error_load_ttft": ("serving_load_ttft",),
-    "model_error_load_tpot": ("serving_load_tpot",),
-    "model_error_expert_parallel": ("serving_expert_parallel",),
-    "model_error_vision": VISION_CATEGORIES,
-}
-
-
-def _needed_widening(results):
-    """Per case, the model term ``e`` its range needs to hold the measurement: the range without
-    a model term, ``low0 .. high0``, widened to ``low0/(1+e) .. high0·(1+e)``, holds it from
-    ``e = max(low0/value, value/high0) − 1`` (0 when already inside)."""
-    lo, hi, v = results["predicted_low"], results["predicted_high"], results["value"]
-    return np.maximum(np.maximum(lo / v, v / hi) - 1.0, 0.0)
-
-
-def calibrate_errors(path=None, level=INTERVAL_LEVEL):
-    """Each kind's model term, calibrated so that its ranges hold ``level`` of the **fit**
-    sources' measurements (the held-out sources then check the coverage).
-
-    The engine's range spans the efficiencies' published spread; the model term widens it
-    by ``(1 + e)`` each way. With every model term at 0, each fit case needs some ``e``
-    (:func:`_needed_widening`); the kind's ``e`` is the ``level`` quantile of those
-    (Hyndman & Fan type 1, so at least ``level`` of the fit cases are inside). A kind
-    with no fit case takes the largest ``e`` of the others (no source to calibrate on).
-    Split conformal prediction in the sense of Vovk et al., *Algorithmic Learning in a
-    Random World* (2005), with whole sources as the calibration units' split.
-    """
-    raw = validate(path, **{name: 0.0 for name in ERROR_CONSTANTS})
-    raw = raw[np.isfinite(raw["predicted"]) & (raw["split"] == "fit")]
-    need = _needed_widening(raw)
-    out = {}
-    for name, cats in ERROR_CONSTANTS.items():
-        sel = need[raw["category"].isin(cats)].dropna()
-        out[name] = float(np.quantile(sel, level, method="inverted_cdf")) if len(sel) else np.nan
-    known = [v for v in out.values() if np.isfinite(v)]
-    return {name: (v if np.isfinite(v) else max(known)) for name, v in out.items()}
-
-
-def model_errors(results):
-    """The geometric-mean error of each group of categories."""
-    return {name: geometric_mean_error(results.loc[results["category"].isin(cats), "ratio"])
-            for name, cats in ERROR_CONSTANTS.items()}
-
-
-def write_errors(results, date, path=None, measured=None):
-    """Store the calibrated model terms (:func:`calibrate_errors`) in ``data/projection_constants.csv``.
-    ``results`` is unused (kept for the command's call); the calibration reruns the fit cases."""
-    return _write_values(calibrate_errors(measured), "{:.4g}",
-                         f"accelkit validate --write-errors: the model term that makes this kind's range hold "
-                         f"{INTERVAL_LEVEL:.0%} of the fit sources' measurements ({date})", path)
 
 
 def write_constants(values, date, path=None):

@@ -137,6 +137,10 @@ def _kernels(layers, eager):
     return len(layers) + np.where(eager, float(layers["elementwise"].sum()), 0.0)
 
 
+#: why an eager stack cannot time a model that has no layer table (accelkit.select.reasons puts it in words)
+EAGER_NO_TABLE_WHY = ("the {stack} stack runs each layer as its own kernel, and {model} has no layer table to count "
+                      "them (a fused stack such as tensorrt, or a model with a layer table: ResNet-50, ViT, BERT)")
+
 #: why a chip whose memory is on the chip has no figure (accelkit.select.reasons puts it in words)
 ON_CHIP_WHY = ("no published rate of {model} at {precision} for this chip (its memory is on the chip: only the "
                "vendor's own figures project it)")
@@ -286,6 +290,10 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["why"] = np.where(feasible, "", np.where(~np.isfinite(peak_ops), f"no published dense {mm_precision} peak",
                                                  np.where(~np.isfinite(out["memory_s"]), "no published memory bandwidth",
                                                           f"no published dense {mm_precision} matmul efficiency")))
+    # an eager stack runs every layer as its own kernels: without the model's layer table they cannot be counted
+    no_table = ~feasible & ~np.isfinite(kernels) & np.isfinite(peak_ops)
+    out["why"] = np.where(no_table, np.array([EAGER_NO_TABLE_WHY.format(stack=st, model=row.get("name", "this model"))
+                                              for st in stacks], dtype=object), out["why"])
     out["why"] = np.where(only_pub & ~feasible,
                           ON_CHIP_WHY.format(model=row.get("name", "this model"), precision=mode), out["why"])
     out["batch_size"] = np.full(len(ceil), int(batch_size))

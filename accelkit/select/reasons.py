@@ -116,6 +116,8 @@ _WHY = (
     N_("training in {precision} is not modelled (train in bf16, fp16 or fp8)"),
     N_("no published rate of {model} at {precision} for this chip (its memory is on the chip: only the vendor's own "
        "figures project it)"),
+    N_("the {stack} stack runs each layer as its own kernel, and {model} has no layer table to count them (a fused "
+       "stack such as tensorrt, or a model with a layer table: ResNet-50, ViT, BERT)"),
 )
 #: the parts of the sentences above that are lists of their own
 _MISSES = (N_("{value} ms per output token > target {target} ms"),

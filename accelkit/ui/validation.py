@@ -108,6 +108,7 @@ class ValidationPanel(Panel):
 
     def compute(self):
         from ..projection import constants_table, validation as V
+        from ..projection.intervals import INTERVAL_LEVEL
 
         shown = self.selected()
         if shown.empty:
@@ -127,7 +128,7 @@ class ValidationPanel(Panel):
                 "lmdeploy, gpt-fast, NIM, DeepLearningExamples, TensorRT BERT, Megatron-LM, llm-foundry, torchtitan, "
                 "MaxText, NeMo",
                 error=f"{whole.loc['all', 'gm_error']:.1%}", error_holdout=f"{whole.loc['all', 'gm_error_holdout']:.1%}",
-                level=f"{V.INTERVAL_LEVEL:.0%}", inside=f"{whole.loc['all', 'coverage']:.0%}",
+                level=f"{INTERVAL_LEVEL:.0%}", inside=f"{whole.loc['all', 'coverage']:.0%}",
                 inside_holdout=f"{whole.loc['all', 'coverage_holdout']:.0%}"),
             _("Shown here: {n} case(s), {error} geometric-mean error; the worst is {case} ({device}, {model}): "
               "projected {ratio}× the measured speed.").format(
@@ -139,8 +140,9 @@ class ValidationPanel(Panel):
               "architecture's or vendor's, and its range shows their spread.").format(
                 file="data/efficiency.csv", n=len(fitted)),
             _("Every projected figure elsewhere carries a range: the efficiencies' spread widened by a term "
-              "calibrated for each kind of figure so that the range holds {level} of the fit sources' "
-              "measurements.").format(level=f"{V.INTERVAL_LEVEL:.0%}"),
+              "calibrated for each kind of figure so that the range holds {level} of the measurements of a source "
+              "the engine has not seen (the kind's own spread on its fit cases, combined with how far a whole "
+              "source sits from the engine).").format(level=f"{INTERVAL_LEVEL:.0%}"),
         ]
         part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "coverage",
                            "coverage_holdout", "median_ratio", "worst_case", "worst_ratio"]].copy()
