@@ -1,4 +1,4 @@
-"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``, ``validate``, ``monitor``.
+"""The ``accelkit`` command: ``app``, ``report``, ``probe``, ``devices``, ``project``, ``validate``, ``monitor``.
 
 Run ``accelkit --help`` for the list, ``accelkit COMMAND --help`` for options.
 Errors print one clear line to stderr and exit with status 2 (bad input) or 1
@@ -221,6 +221,7 @@ def cmd_validate(args):
     import pandas as pd
 
     from .projection import validation as V
+    from .projection.intervals import INTERVAL_LEVEL
 
     try:
         if args.fit:
@@ -243,7 +244,9 @@ def cmd_validate(args):
     if args.write_errors:
         import datetime
 
-        path = V.write_errors(results, datetime.date.today().isoformat())
+        from .projection.intervals import write_errors
+
+        path = write_errors(results, datetime.date.today().isoformat())
         print(_("model errors written: {path}").format(path=path))
     for target in (args.chart, args.csv):
         if target and Path(target).exists() and not args.force:
@@ -260,7 +263,7 @@ def cmd_validate(args):
     print(summary.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     print()
     print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
-        level=V.INTERVAL_LEVEL))
+        level=INTERVAL_LEVEL))
     print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     try:
         if args.csv:
@@ -450,8 +453,10 @@ def build_parser():
     val.set_defaults(func=cmd_validate)
 
     from .monitor.cli import add_parser as add_monitor
+    from .project_cli import add_parser as add_project
 
     add_monitor(sub)
+    add_project(sub)
     return parser
 
 

@@ -1,0 +1,192 @@
+"""``accelkit project``: one projection from the terminal, with its range and where its
+efficiencies come from -- the same engine the chapters, the decision and the report call.
+
+``accelkit project llm``  serving a decoder (:func:`accelkit.projection.inference`): one
+request at a time, a fixed batch, ``--concurrency`` closed-loop clients (with
+``--requests-per-client`` for a load test's start burst) or a ``--request-rate``.
+``accelkit project vision``  an image model or encoder (:func:`accelkit.projection.vision`),
+on a software ``--stack`` and, for a Jetson, a ``--power-mode``.
+
+Every figure is printed with its stated 80 % range; ``--json`` prints the projection's
+fields instead. Bad input exits 2 with one line naming the option.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+
+from . import units
+from .i18n import _
+
+__all__ = ["add_parser"]
+
+PROG = "accelkit project"
+
+
+def add_parser(sub):
+    """Register the ``project`` subcommand (``llm``, ``vision``) on an argparse subparsers object."""
+    p = sub.add_parser("project", help=_("project one device's speed for a model, with its range and sources"),
+                       description=_("Project serving a decoder (llm) or an image model / encoder (vision) on one "
+                                     "device type with the engine every chapter uses; each figure with its stated "
+                                     "80 % range and the source of its efficiencies."),
+                       epilog=_("examples: accelkit project llm --device 'H100 SXM' --model 'Llama-3.1 70B' "
+                                "--precision fp8 --devices 2 --concurrency 100 | accelkit project vision --device "
+                                "'Jetson AGX Orin 64GB' --model ResNet-50 --power-mode 30W"))
+    kinds = p.add_subparsers(dest="kind", required=True)
+
+    llm = kinds.add_parser("llm", help=_("serve a decoder: TTFT, time per output token, throughput"))
+    llm.add_argument("--device", required=True, help=_("a catalogue name or alias"))
+    llm.add_argument("--model", default="Llama-3.1 8B", help=_("a model preset (default Llama-3.1 8B)"))
+    llm.add_argument("--precision", default="bf16", help=_("weights and matmuls: bf16, fp8, int8, w4a16-g128, ... "
+                                                           "(default bf16)"))
+    llm.add_argument("--kv-precision", default=None, help=_("KV cache: bf16 or fp8 (default: the engine's for the "
+                                                            "precision)"))
+    llm.add_argument("--devices", type=int, default=1, metavar="N", help=_("devices serving the model (default 1)"))
+    llm.add_argument("--tensor-parallel", type=int, default=None, metavar="N",
+                     help=_("tensor-parallel size (default: the layout with the most tokens per device)"))
+    llm.add_argument("--input-tokens", type=int, default=1024, metavar="TOKENS", help=_("prompt tokens (default 1024)"))
+    llm.add_argument("--output-tokens", type=int, default=256, metavar="TOKENS",
+                     help=_("generated tokens (default 256)"))
+    load = llm.add_mutually_exclusive_group()
+    load.add_argument("--batch-size", type=int, default=None, metavar="N", help=_("a fixed batch of N sequences"))
+    load.add_argument("--concurrency", type=int, default=None, metavar="N",
+                      help=_("N closed-loop clients, each sending its next request when the last one ends"))
+    load.add_argument("--request-rate", type=float, default=None, metavar="PER_S",
+                      help=_("Poisson arrivals at this many requests per second"))
+    llm.add_argument("--requests-per-client", type=int, default=None, metavar="R",
+                     help=_("with --concurrency: requests each client sends in the measured run (a load test of "
+                            "--request-count R x N); default: the steady state of a long-running service"))
+    llm.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
+    llm.set_defaults(func=run_llm, prog=f"{PROG} llm")
+
+    vis = kinds.add_parser("vision", help=_("run an image model or encoder: time per pass, frames per second"))
+    vis.add_argument("--device", required=True, help=_("a catalogue name or alias"))
+    vis.add_argument("--model", default="ResNet-50", help=_("a vision or encoder preset (default ResNet-50)"))
+    vis.add_argument("--precision", default="int8", help=_("int8, fp16, bf16, fp8 or tf32 (default int8)"))
+    vis.add_argument("--batch-size", type=int, default=1, metavar="N", help=_("samples per pass (default 1)"))
+    vis.add_argument("--stack", default=None, help=_("software stack of data/stacks.csv (default: the vendor's)"))
+    vis.add_argument("--power-mode", default=None, metavar="MODE",
+                     help=_("a Jetson nvpmodel mode of data/edge_power_modes.csv, e.g. 30W (default: the top mode)"))
+    vis.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
+    vis.set_defaults(func=run_vision, prog=f"{PROG} vision")
+    return p
+
+
+def _ms(value):
+    """A time [s] in ms below a second, in s above."""
+    if not _finite(value):
+        return _("unknown")
+    return f"{value:,.3g} s" if value >= 1.0 else f"{units.s_to_ms(value):,.3g} ms"
+
+
+def _finite(value):
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def _line(label, r, key, fmt):
+    """One figure with its range: ``label  value  (low - high)``."""
+    value, low, high = r.get(key), r.get(f"{key}_low"), r.get(f"{key}_high")
+    if not _finite(value):
+        return f"  {label:<50} {_('unknown')}"
+    span = f"  ({fmt(low)} – {fmt(high)})" if _finite(low) and _finite(high) else ""
+    return f"  {label:<50} {fmt(value)}{span}"
+
+
+def _rate(value):
+    return f"{value:,.4g}" if _finite(value) else _("unknown")
+
+
+def _print_json(r):
+    clean = {k: (v if not isinstance(v, float) or math.isfinite(v) else None) for k, v in r.items()}
+    print(json.dumps(clean, ensure_ascii=False, indent=1, default=str))
+
+
+def _project(args, project, *positional, **keywords):
+    """``(figures, None)`` to print, or ``(None, exit status)``: bad input named on stderr (2),
+    ``--json`` printed (0)."""
+    try:
+        r = project(*positional, **keywords)
+    except (ValueError, KeyError) as exc:
+        print(f"{args.prog}: {exc}", file=sys.stderr)
+        return None, 2
+    if args.json:
+        _print_json(r)
+        return r, 0
+    return r, None
+
+
+def _sources(r):
+    from .select.reasons import source_words as _source_words  # the decision's words for the same sources
+
+    return [_("efficiencies: matmul: {matmul}").format(matmul=_source_words(r.get("matmul_source", ""))),
+            _("               memory: {memory}").format(memory=_source_words(r.get("memory_source", ""))),
+            _("ranges: 80 % intervals for a source the engine has not seen (accelkit validate reports their "
+              "coverage)")]
+
+
+def run_llm(args):
+    from .projection import inference
+
+    if args.requests_per_client is not None and args.concurrency is None:
+        print(f"{args.prog}: " + _("--requests-per-client needs --concurrency (it counts a closed-loop load test's "
+                                   "requests per client)"), file=sys.stderr)
+        return 2
+    r, done = _project(args, inference, args.device, args.model, precision=args.precision, n_devices=args.devices,
+                       tensor_parallel=args.tensor_parallel, batch_size=args.batch_size,
+                       input_tokens=args.input_tokens, output_tokens=args.output_tokens,
+                       kv_precision=args.kv_precision, concurrency=args.concurrency, request_rate=args.request_rate,
+                       requests_per_client=args.requests_per_client)
+    if done is not None:
+        return done
+    if args.concurrency is not None:
+        load = _("{n} closed-loop clients").format(n=args.concurrency) + (
+            _(", {r} requests each (the start burst counted)").format(r=args.requests_per_client)
+            if args.requests_per_client else _(" (steady state)"))
+    elif args.request_rate is not None:
+        load = _("{rate} requests/s (Poisson)").format(rate=f"{args.request_rate:g}")
+    elif args.batch_size is not None:
+        load = _("a fixed batch of {n}").format(n=args.batch_size)
+    else:
+        load = _("as many sequences as memory holds (maximum throughput)")
+    print(_("{device} × {n}, {model}, {precision} (KV {kv}), tensor parallel {tp}, {inp} → {out} tokens, {load}").format(
+        device=r["name"], n=args.devices, model=r["model"], precision=r["precision"], kv=r["kv_precision"],
+        tp=int(r["tensor_parallel"]), inp=args.input_tokens, out=args.output_tokens, load=load))
+    under_load = args.concurrency is not None or args.request_rate is not None
+    lines = [_line(_("time to first token (median)") if under_load else _("time to first token"), r, "ttft_s", _ms)]
+    if under_load:
+        lines += [_line(_("time to first token (90th percentile)"), r, "ttft_p90_s", _ms),
+                  _line(_("time to first token (mean)"), r, "ttft_mean_s", _ms)]
+        if args.concurrency is not None:
+            lines.append(_line(_("first token when all {n} arrive at once (mean)").format(n=args.concurrency), r,
+                               "ttft_first_wave_s", _ms))
+    lines += [_line(_("time per output token"), r, "tpot_s", _ms)]
+    if under_load:
+        lines.append(_line(_("time per output token (90th percentile)"), r, "tpot_p90_s", _ms))
+    lines += [_line(_("output tokens/s, all devices"), r, "output_tokens_per_s", _rate),
+              _line(_("output tokens/s per device"), r, "output_tokens_per_s_per_device", _rate)]
+    print("\n".join(lines))
+    if _finite(r.get("batch_size")):
+        print("  " + _("sequences in flight: {b:.0f} (memory holds {most:.0f})").format(
+            b=r["batch_size"], most=r.get("most_sequences", r.get("max_batch_size", math.nan))))
+    print("\n".join(_sources(r)))
+    return 0
+
+
+def run_vision(args):
+    from .projection import vision
+
+    r, done = _project(args, vision, args.device, args.model, precision=args.precision, batch_size=args.batch_size,
+                       stack=args.stack, power_mode=args.power_mode)
+    if done is not None:
+        return done
+    mode = _(", power mode {mode} ({watts:g} W)").format(mode=r["power_mode"], watts=r["power_w"]) \
+        if r.get("power_mode") else ""
+    print(_("{device}, {model}, {precision}, batch {batch}, stack {stack}{mode}").format(
+        device=r["name"], model=args.model, precision=args.precision, batch=args.batch_size, stack=r["stack"],
+        mode=mode))
+    print(_line(_("time per pass"), r, "frame_ms", lambda v: f"{v:,.3g} ms"))
+    print(_line(_("samples per second per device"), r, "frames_per_s", _rate))
+    print("\n".join(_sources(r)))
+    return 0

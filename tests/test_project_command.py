@@ -1,0 +1,69 @@
+"""``accelkit project``: one projection from the terminal -- the engine's own figures (one
+answer per question), each with its range and efficiency source; bad input named."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from accelkit import projection as P
+from accelkit.cli import main
+
+LLM = ["project", "llm", "--device", "H100 SXM", "--model", "Llama-3.1 70B", "--precision", "fp8", "--devices", "2",
+       "--input-tokens", "1000", "--output-tokens", "1000"]
+
+
+def _json(capsys, argv):
+    assert main(argv + ["--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_command_prints_the_engines_own_load_figures(capsys):
+    got = _json(capsys, LLM + ["--concurrency", "50", "--requests-per-client", "3"])
+    want = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=2, input_tokens=1000,
+                       output_tokens=1000, concurrency=50, requests_per_client=3)
+    for key in ("ttft_s", "ttft_mean_s", "ttft_first_wave_s", "tpot_s", "output_tokens_per_s", "ttft_s_high"):
+        assert got[key] == pytest.approx(want[key], rel=1e-12), key
+    assert got["ttft_first_wave_s"] > got["ttft_mean_s"] > got["ttft_s"] * 0.99
+
+
+def test_the_text_shows_each_figure_with_its_range_and_sources(capsys):
+    assert main(LLM + ["--concurrency", "50"]) == 0
+    out = capsys.readouterr().out
+    assert "50 closed-loop clients (steady state)" in out
+    assert "first token when all 50 arrive at once (mean)" in out
+    ttft = next(line for line in out.splitlines() if "time to first token (median)" in line)
+    assert "ms" in ttft and "(" in ttft and "–" in ttft, ttft  # value and its range
+    assert "efficiencies: matmul: measured fp8 matmul of this device" in out
+    assert "80 % intervals" in out
+
+
+def test_vision_in_a_jetson_power_mode_is_the_engines_figure(capsys):
+    got = _json(capsys, ["project", "vision", "--device", "Jetson AGX Orin 64GB", "--model", "ResNet-50",
+                         "--power-mode", "30W"])
+    want = P.vision("Jetson AGX Orin 64GB", "ResNet-50", "int8", 1, power_mode="30W")
+    top = P.vision("Jetson AGX Orin 64GB", "ResNet-50", "int8", 1)
+    assert got["power_mode"] == "30W" and got["power_w"] == 30
+    assert got["frames_per_s"] == pytest.approx(want["frames_per_s"], rel=1e-12)
+    assert got["frames_per_s"] < top["frames_per_s"]
+
+
+def test_bad_input_names_the_field_and_close_matches(capsys):
+    assert main(["project", "llm", "--device", "H100 SMX"]) == 2
+    assert "closest: H100 SXM" in capsys.readouterr().err
+    assert main(["project", "llm", "--device", "H100 SXM", "--requests-per-client", "3"]) == 2
+    assert "--requests-per-client needs --concurrency" in capsys.readouterr().err
+    assert main(["project", "vision", "--device", "Jetson AGX Orin 64GB", "--power-mode", "31W"]) == 2
+    assert "Did you mean '30W'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stop:
+        main(["project", "llm", "--device", "H100 SXM", "--batch-size", "4", "--concurrency", "4"])
+    assert stop.value.code == 2
+    assert "--concurrency" in capsys.readouterr().err
+
+
+def test_the_command_speaks_chinese(capsys):
+    assert main(["--lang", "zh_CN", "project", "llm", "--device", "H100 SXM", "--concurrency", "10"]) == 0
+    out = capsys.readouterr().out
+    assert "首 token 时间（中位数）" in out and "10 个闭环客户端（稳态）" in out
+    assert "效率来源：矩阵乘：" in out
