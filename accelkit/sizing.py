@@ -336,6 +336,43 @@ def _lower_mode_words(device, envelope_w, preset, precision, batch_size, utiliza
         mode=mode["power_mode"], units=max(count, 1), ms=f"{r['frame_ms']:.1f}")
 
 
+def _edge_peaks(rows, precision, use_npu=True):
+    """The dense peak [OP/s] chapter 07 gives each device's convolutions, and its basis in words:
+    INT8 from :func:`accelkit.catalog.int8_dense_estimate` (GPU only when ``use_npu`` is off and
+    the device has a DLA/NPU figure), else the published dense fp16 (or bf16)."""
+    from .catalog import int8_dense_estimate
+
+    if precision == "int8":
+        ops, basis = int8_dense_estimate(rows)
+        if not use_npu:
+            gpu_only = (rows["int8_tops_sparse"] - rows["npu_int8_tops_sparse"]) / 2.0 * units.TERA
+            has_npu = rows["npu_int8_tops_sparse"].notna()
+            ops = ops.where(~has_npu, gpu_only)
+            basis = basis.where(~has_npu, "GPU only: half the (total − DLA) sparse figure")
+        return ops, basis
+    ops = rows["fp16_tflops"].fillna(rows["bf16_tflops"]) * units.TERA
+    return ops, pd.Series("published dense fp16", index=rows.index).where(ops.notna(), "")
+
+
+def lower_mode_hints(rows, envelope_w, model, precision, batch_size, utilization, frames_per_s, use_npu=True):
+    """Per device of ``rows`` over ``envelope_w`` at its top power: what its highest ``nvpmodel``
+    mode within the envelope delivers, in words ("" for the others). Chapter 07 and the decision
+    both say it with this function, so the two give one answer; it is a hint, never counted as
+    meeting the envelope (the decision's power, energy and efficiency stay the datasheet's)."""
+    from .projection.power_modes import load_power_modes
+
+    hints = pd.Series("", index=rows.index, dtype=object)
+    moded = set(load_power_modes()["device"])
+    over = (rows["tdp_w"] > envelope_w) & rows["name"].isin(moded)
+    if not over.any():
+        return hints
+    _flops, preset = frame_flops(model)
+    peaks, _basis = _edge_peaks(rows[over], precision, use_npu)
+    for i, name, peak in zip(rows.index[over], rows.loc[over, "name"], peaks):
+        hints[i] = _lower_mode_words(name, envelope_w, preset, precision, batch_size, utilization, peak, frames_per_s)
+    return hints
+
+
 def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=None, latency_ms=None,
              power_w=None, budget_usd=None, use_npu=True, devices=None, batch_size=1):
     """Which edge devices can run ``streams × fps`` frames of a vision model.
@@ -377,23 +414,13 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
         :func:`accelkit.select.reasons.why_words`).
     """
     from ._validate import check_choice, check_positive
-    from .catalog import int8_dense_estimate
 
     check_positive("streams", streams, "a number of streams")
     check_positive("fps", fps, "a frame rate")
     precision = check_choice("precision", precision, ["int8", "fp16"])
     per_frame, preset = frame_flops(model)
     rows = catalog[catalog["segment"] == "edge"] if not devices else catalog[catalog["name"].isin(devices)]
-    if precision == "int8":
-        ops, basis = int8_dense_estimate(rows)
-        if not use_npu:
-            gpu_only = (rows["int8_tops_sparse"] - rows["npu_int8_tops_sparse"]) / 2.0 * units.TERA
-            has_npu = rows["npu_int8_tops_sparse"].notna()
-            ops = ops.where(~has_npu, gpu_only)
-            basis = basis.where(~has_npu, "GPU only: half the (total − DLA) sparse figure")
-    else:
-        ops = rows["fp16_tflops"].fillna(rows["bf16_tflops"]) * units.TERA
-        basis = pd.Series("published dense fp16", index=rows.index).where(ops.notna(), "")
+    ops, basis = _edge_peaks(rows, precision, use_npu)
     out = rows[["name", "vendor", "tdp_w", "power_mode", "price_usd", "memory_gb"]].copy()
     out["ops_per_s"] = ops
     out["basis"] = basis
@@ -420,10 +447,9 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
                          for v in out.loc[slow, "frame_ms"]]
     if power_w is not None:
         hot = (reasons == "") & (out["tdp_w"] > power_w)
-        reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}")
-                        + _lower_mode_words(name, power_w, preset, precision, batch_size, utilization, peak,
-                                            streams * fps)
-                        for v, name, peak in zip(out.loc[hot, "tdp_w"], out.loc[hot, "name"], out.loc[hot, "ops_per_s"])]
+        hints = lower_mode_hints(rows, power_w, model, precision, batch_size, utilization, streams * fps, use_npu)
+        reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}") + hint
+                        for v, hint in zip(out.loc[hot, "tdp_w"], hints.to_numpy()[hot.to_numpy()])]
     if budget_usd is not None:
         dear = (reasons == "") & (out["cost_usd"] > budget_usd)
         reasons[dear] = [_("{cost} > budget {budget}").format(cost=f"${v:,.0f}", budget=f"${budget_usd:,.0f}")

@@ -60,3 +60,25 @@ def test_the_edge_chapter_says_what_a_lower_mode_within_the_envelope_delivers():
     assert ms > 1.5 * top["frame_ms"]
     # no listed mode fits a 10 W envelope on the AGX Orin: nothing to add
     assert sizing.edge_fit(load_catalog(), power_w=10, **kwargs).iloc[0]["reason"] == "60 W per box > 10 W"
+
+
+def test_the_decision_names_the_same_lower_mode_as_the_edge_chapter():
+    """One answer: a Jetson over a vision scenario's power envelope is excluded in both places,
+    and both say, in the same words and figures, what its highest mode within the envelope does."""
+    from accelkit import load_catalog, select, sizing
+    from accelkit.scenario import Scenario
+
+    s = Scenario(name="yard cameras", workload="inference", model="YOLOv8s", deployment="edge", streams=10,
+                 frames_per_s=30, power_envelope_w=30, precision="int8", batch_size=1)
+    ranked = select.rank(s).set_index("name")
+    chapter = sizing.edge_fit(load_catalog(), streams=10, fps=30, model="YOLOv8s", precision="int8", power_w=30,
+                              devices=["Jetson AGX Orin 64GB"]).iloc[0]
+    row = ranked.loc["Jetson AGX Orin 64GB"]
+    assert row["status"] == "excluded" and not chapter["meets"]
+    hint = chapter["reason"].split(" W; ", 1)[1]
+    assert hint.startswith("in its 30W power mode: ")
+    assert row["excluded_because"] == "60 W TDP > power envelope 30 W; " + hint
+    # an LLM scenario gets no vision hint (no projection per power mode there)
+    llm = select.rank(Scenario(name="edge chat", workload="inference", model="Llama-3.1 8B", deployment="edge",
+                               power_envelope_w=30, precision="int4")).set_index("name")
+    assert "power mode" not in llm.loc["Jetson AGX Orin 64GB", "excluded_because"]
