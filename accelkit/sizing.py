@@ -327,8 +327,13 @@ def _lower_mode_words(device, envelope_w, preset, precision, batch_size, utiliza
     if fits.empty:
         return ""
     mode = fits.iloc[0]
-    r = vision(device, preset, precision, batch_size, utilization=utilization, peak=np.array([peak], dtype=float),
-               power_mode=mode["power_mode"])
+    if not np.isfinite(peak):
+        return ""  # no published peak at this precision: nothing to scale (the reason says so already)
+    try:
+        r = vision(device, preset, precision, batch_size, utilization=utilization, peak=np.array([peak], dtype=float),
+                   power_mode=mode["power_mode"])
+    except ValueError:
+        return ""  # the mode cannot be projected (its reason is the top mode's): no hint
     if not np.isfinite(r["frames_per_s"]):
         return ""
     count = int(np.ceil(round(frames_per_s / r["frames_per_s"], 9)))

@@ -82,3 +82,17 @@ def test_the_decision_names_the_same_lower_mode_as_the_edge_chapter():
     llm = select.rank(Scenario(name="edge chat", workload="inference", model="Llama-3.1 8B", deployment="edge",
                                power_envelope_w=30, precision="int4")).set_index("name")
     assert "power mode" not in llm.loc["Jetson AGX Orin 64GB", "excluded_because"]
+
+
+def test_no_hint_where_the_precision_has_no_published_peak():
+    # the AGX Orin publishes no dense bf16 / fp16 figure: the decision excludes it (for that, first) with no
+    # lower-mode figures to give, and no error
+    from accelkit import load_catalog, select, sizing
+    from accelkit.scenario import Scenario
+
+    s = Scenario(workload="inference", model="ResNet-50", deployment="edge", power_envelope_w=30, precision="bf16",
+                 streams=10)
+    row = select.rank(s).set_index("name").loc["Jetson AGX Orin 64GB"]
+    assert row["status"] == "excluded" and "power mode" not in row["excluded_because"]
+    hints = sizing.lower_mode_hints(load_catalog(), 30, "ResNet-50", "fp16", 1, None, 300)
+    assert (hints == "").all()
