@@ -118,10 +118,10 @@ def _project(args, project, *positional, **keywords):
 
 
 def _sources(r):
-    from .select.reasons import source_words as _source_words  # the decision's words for the same sources
+    from .select.reasons import source_words  # the decision's words for the same sources
 
-    return [_("efficiencies: matmul: {matmul}").format(matmul=_source_words(r.get("matmul_source", ""))),
-            _("               memory: {memory}").format(memory=_source_words(r.get("memory_source", ""))),
+    return [_("efficiencies: matmul: {matmul}").format(matmul=source_words(r.get("matmul_source", ""))),
+            _("               memory: {memory}").format(memory=source_words(r.get("memory_source", ""))),
             _("ranges: 80 % intervals for a source the engine has not seen (accelkit validate reports their "
               "coverage)")]
 

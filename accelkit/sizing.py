@@ -322,13 +322,13 @@ def _lower_mode_words(device, envelope_w, preset, precision, batch_size, utiliza
     from .projection.power_modes import load_power_modes
     from .projection.vision import vision
 
+    if not np.isfinite(peak):
+        return ""  # no published peak at this precision: nothing to scale (the reason says so already)
     modes = load_power_modes()
     fits = modes[(modes["device"] == device) & (modes["power_w"] <= envelope_w)]
     if fits.empty:
         return ""
     mode = fits.iloc[0]
-    if not np.isfinite(peak):
-        return ""  # no published peak at this precision: nothing to scale (the reason says so already)
     try:
         r = vision(device, preset, precision, batch_size, utilization=utilization, peak=np.array([peak], dtype=float),
                    power_mode=mode["power_mode"])

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import VISION_CATEGORIES, _write_values, geometric_mean_error, validate
+from .validation import VISION_CATEGORIES, _write_values, validate
 
-__all__ = ["INTERVAL_LEVEL", "ERROR_CONSTANTS", "source_spread", "calibrate_errors", "model_errors", "write_errors"]
+__all__ = ["INTERVAL_LEVEL", "ERROR_CONSTANTS", "source_spread", "calibrate_errors", "write_errors"]
 
 #: the nominal level of every projected range (``_low`` .. ``_high``): 80 % of published
 #: measurements of a kind are meant to fall inside it (calibrated on the fit sources by
@@ -82,12 +82,6 @@ def calibrate_errors(path=None, level=INTERVAL_LEVEL):
         out[name] = float(np.expm1(np.hypot(np.log1p(w), between))) if np.isfinite(w) else np.nan
     known = [v for v in out.values() if np.isfinite(v)]
     return {name: (v if np.isfinite(v) else max(known)) for name, v in out.items()}
-
-
-def model_errors(results):
-    """The geometric-mean error of each group of categories."""
-    return {name: geometric_mean_error(results.loc[results["category"].isin(cats), "ratio"])
-            for name, cats in ERROR_CONSTANTS.items()}
 
 
 def write_errors(results, date, path=None, measured=None):
