@@ -6,6 +6,9 @@ request at a time, a fixed batch, ``--concurrency`` closed-loop clients (with
 ``--requests-per-client`` for a load test's start burst) or a ``--request-rate``.
 ``accelkit project vision``  an image model or encoder (:func:`accelkit.projection.vision`),
 on a software ``--stack`` and, for a Jetson, a ``--power-mode``.
+``accelkit project recommender``  a DLRM-class recommender
+(:func:`accelkit.projection.recommender.recommender`): user-item pairs scored per second
+and the time of one pass, with where its embedding tables live.
 
 Every figure is printed with its stated 80 % range; ``--json`` prints the projection's
 fields instead. Bad input exits 2 with one line naming the option.
@@ -18,7 +21,7 @@ import math
 import sys
 
 from . import units
-from .i18n import _
+from .i18n import N_, _
 
 __all__ = ["add_parser"]
 
@@ -71,6 +74,20 @@ def add_parser(sub):
                      help=_("a Jetson nvpmodel mode of data/edge_power_modes.csv, e.g. 30W (default: the top mode)"))
     vis.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
     vis.set_defaults(func=run_vision, prog=f"{PROG} vision")
+
+    rec = kinds.add_parser("recommender", help=_("score user-item pairs with a recommender (DLRM-v2): pairs per "
+                                                 "second, time per pass"))
+    rec.add_argument("--device", required=True, help=_("a catalogue name or alias"))
+    rec.add_argument("--model", default="DLRM-v2", help=_("a recommender preset (default DLRM-v2)"))
+    rec.add_argument("--precision", default="int8", help=_("the MLPs' precision: int8, fp16, bf16, fp8 (default int8)"))
+    rec.add_argument("--embedding-precision", default=None,
+                     help=_("the tables' storage: int8, fp16, bf16, fp32 (default: the MLPs' bytes)"))
+    rec.add_argument("--batch-size", type=int, default=None, metavar="PAIRS",
+                     help=_("user-item pairs per pass (default 51,200, NVIDIA's MLPerf Server batch per GPU)"))
+    rec.add_argument("--devices", type=int, default=1, metavar="N",
+                     help=_("devices: the tables are replicated when they fit one, else sharded over N (default 1)"))
+    rec.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
+    rec.set_defaults(func=run_recommender, prog=f"{PROG} recommender")
     return p
 
 
@@ -188,5 +205,31 @@ def run_vision(args):
         mode=mode))
     print(_line(_("time per pass"), r, "frame_ms", lambda v: f"{v:,.3g} ms"))
     print(_line(_("samples per second per device"), r, "frames_per_s", _rate))
+    print("\n".join(_sources(r)))
+    return 0
+
+
+#: where the tables live, in words
+_LAYOUT_WORDS = {"replicated": N_("every device holds all tables"),
+                 "sharded": N_("the tables are split over the devices; pooled vectors cross the link"),
+                 "host": N_("the rows that do not fit stay in host memory and cross PCIe")}
+
+
+def run_recommender(args):
+    from .projection.recommender import RECOMMENDER_BATCH, recommender
+
+    batch = RECOMMENDER_BATCH if args.batch_size is None else args.batch_size
+    r, done = _project(args, recommender, args.device, args.model, precision=args.precision, batch_size=batch,
+                       n_devices=args.devices, embedding_precision=args.embedding_precision)
+    if done is not None:
+        return done
+    print(_("{device} × {n}, {model}, {precision} (tables {emb}), {batch} user-item pairs per pass").format(
+        device=r["name"], n=args.devices, model=r["model"], precision=r["precision"], emb=r["embedding_precision"],
+        batch=f"{batch:,}"))
+    print(_line(_("time per pass"), r, "batch_ms", lambda v: f"{v:,.3g} ms"))
+    print(_line(_("user-item pairs per second per device"), r, "samples_per_s", _rate))
+    print("  " + _("embedding tables: {gb} GB; {layout} ({share:.0%} of the rows on the device)").format(
+        gb=f"{r['table_bytes'] / units.GIGA:,.1f}", layout=_(_LAYOUT_WORDS[r["layout"]]),
+        share=r["table_share_on_device"]))
     print("\n".join(_sources(r)))
     return 0

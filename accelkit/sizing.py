@@ -95,6 +95,17 @@ def compute_need(scenario):
             "rule": _("{gflop} GFLOP per frame × {streams} streams × {fps} frames/s").format(
                 gflop=f"{per_request / units.GIGA:.3g}", streams=scenario.streams, fps=f"{scenario.frames_per_s:g}"),
         }
+    if kind == "recommender":
+        # a recommender scores user-item pairs: the MLPs' and cross layers' FLOP per pair (its preset's
+        # forward_flop_per_sample); the embedding gathers are memory traffic, not FLOP
+        per_request = float(preset["forward_flop_per_sample"])
+        rate = scenario.requests_per_s
+        return {
+            "total_flops": per_request, "required_flops_per_s": per_request * rate, "flops_per_token": per_request,
+            "deadline_s": np.nan, "work_unit": "pairs", "requests_per_s": rate,
+            "rule": _("{mflop} MFLOP per user-item pair × {rate} pairs/s (the MLPs and cross layers; the embedding "
+                      "lookups are memory traffic)").format(mflop=f"{per_request / units.MEGA:.3g}", rate=f"{rate:g}"),
+        }
     tokens_per_request = scenario.seq_len + (scenario.output_tokens if kind in ("decoder", "moe-decoder") else 0)
     per_request = demand.inference_flops(n_active, tokens_per_request)
     rate = per_request * scenario.requests_per_s

@@ -13,7 +13,10 @@ the same figure wherever it appears. The scenario's workload picks the model:
   scenario's batch, prompt and output lengths on up to ``n_devices`` (the engine picks
   the tensor-parallel size);
 * ``inference`` of an encoder (BERT) -> the same engine, one prefill per request;
-* ``inference`` of an image model -> :func:`~accelkit.projection.vision`.
+* ``inference`` of an image model -> :func:`~accelkit.projection.vision`;
+* ``inference`` of a recommender (DLRM-v2) -> :func:`~accelkit.projection.recommender.recommender`,
+  user-item pairs scored per second, in passes of
+  :data:`~accelkit.projection.recommender.RECOMMENDER_BATCH`.
 
 Every figure comes with ``_low``/``_high`` and the sources of its efficiencies.
 """
@@ -36,11 +39,12 @@ from .vision import vision
 __all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "custom_shape", "WORK_UNITS"]
 
 #: what one unit of work is, per workload kind
-WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames"}
+WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames",
+              "recommender": "pairs"}
 
 
 def workload_kind(scenario):
-    """``training``, ``llm`` (decoder serving), ``encoder`` or ``vision``."""
+    """``training``, ``llm`` (decoder serving), ``encoder``, ``vision`` or ``recommender``."""
     if scenario.workload in _TRAINING:
         return "training"
     if scenario.model.lower() == "custom":
@@ -52,6 +56,8 @@ def workload_kind(scenario):
         return "vision"
     if kind == "encoder":
         return "encoder"
+    if kind == "recommender":
+        return "recommender"
     return "llm"
 
 
@@ -96,6 +102,8 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False, la
         frame = _training(scenario, catalog, measurements, ceil, layout)
     elif kind == "vision":
         frame = _vision(scenario, catalog, measurements, ceil)
+    elif kind == "recommender":
+        frame = _recommender(scenario, catalog, measurements)
     else:
         frame = _serving(scenario, catalog, measurements, ceil, kind, search)
     frame.index = catalog.index
@@ -222,4 +230,20 @@ def _vision(scenario, catalog, measurements, ceil):
     out = r.copy()
     for level in ("", "_low", "_high"):
         out[f"work_per_device_hour{level}"] = r[f"frames_per_s{level}"] * units.SECONDS_PER_HOUR
+    return out
+
+
+def _recommender(scenario, catalog, measurements):
+    """A recommender served on up to ``n_devices``: user-item pairs scored per second per device, in
+    passes of :data:`~accelkit.projection.recommender.RECOMMENDER_BATCH` pairs (the tables replicated
+    on each device when they fit one, else sharded over the scenario's devices, else partly in host
+    memory), :func:`~accelkit.projection.recommender.recommender`, the call ``accelkit project
+    recommender`` and ``accelkit validate`` make."""
+    from .recommender import recommender
+
+    r = recommender(None, scenario.model, precision=scenario.precision, n_devices=scenario.n_devices,
+                    catalog=catalog, measurements=measurements, utilization=scenario.utilization)
+    out = r.copy()
+    for level in ("", "_low", "_high"):
+        out[f"work_per_device_hour{level}"] = r[f"samples_per_s{level}"] * units.SECONDS_PER_HOUR
     return out

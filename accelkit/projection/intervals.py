@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import VISION_CATEGORIES, _write_values, validate
+from .validation import RECOMMENDER_CATEGORIES, VISION_CATEGORIES, _write_values, validate
 
 __all__ = ["INTERVAL_LEVEL", "ERROR_CONSTANTS", "source_spread", "calibrate_errors", "write_errors"]
 
@@ -30,6 +30,7 @@ ERROR_CONSTANTS = {
     "model_error_load_tpot": ("serving_load_tpot",),
     "model_error_expert_parallel": ("serving_expert_parallel",),
     "model_error_vision": VISION_CATEGORIES,
+    "model_error_recommender": RECOMMENDER_CATEGORIES,
 }
 
 
@@ -47,12 +48,20 @@ def source_spread(results, level=INTERVAL_LEVEL):
 
     A held-out source brings its own offset (its software version, its harness, its reading of
     the hardware), which the cases of the sources the engine was fitted on only sample
-    ``n_sources`` times; this is that offset's spread, the between-source term of a
-    random-effects interval (Borenstein et al., *Introduction to Meta-Analysis* (2009), ch. 12).
+    ``n_sources`` times; this is that offset's spread (each kind's sources weighted by one over
+    their count, so that every kind counts once; a weighted ``level`` quantile, the smallest
+    offset whose cumulative weight reaches it), the between-source term of a random-effects interval (Borenstein et al., *Introduction to Meta-Analysis* (2009), ch. 12).
     """
     fit = results[np.isfinite(results["ratio"]) & (results["split"] == "fit")]
     bias = np.log(fit["ratio"]).groupby([fit["source"], fit["category"]]).median().abs()
-    return float(np.quantile(bias, level, method="inverted_cdf")) if len(bias) else 0.0
+    if not len(bias):
+        return 0.0
+    # every kind weighs the same: eleven MLPerf submitters running one vendor's code are not eleven
+    # independent methods, and a kind with many such sources would otherwise set everyone's interval
+    weight = 1.0 / bias.groupby(level=1).transform("size").to_numpy(dtype=float)
+    order = np.argsort(bias.to_numpy(), kind="stable")
+    cumulative = np.cumsum(weight[order]) / weight.sum()
+    return float(bias.to_numpy()[order][np.searchsorted(cumulative, level - 1e-12)])
 
 
 def calibrate_errors(path=None, level=INTERVAL_LEVEL):

@@ -35,9 +35,11 @@ __all__ = ["load_measured", "load_validation_models", "validate", "summary", "su
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
               "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
-              "encoder_single_stream", "encoder_offline")
+              "encoder_single_stream", "encoder_offline", "recommender_offline")
 #: image models and encoders (:func:`~accelkit.projection.vision.vision`)
 VISION_CATEGORIES = ("vision_single_stream", "vision_offline", "encoder_single_stream", "encoder_offline")
+#: recommenders (:func:`~accelkit.projection.recommender.recommender`)
+RECOMMENDER_CATEGORIES = ("recommender_offline",)
 #: the categories measured under load (``concurrency`` or ``request_rate`` given): the engine's
 #: :func:`~accelkit.projection.inference.serve_load`
 LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
@@ -48,7 +50,8 @@ METRICS = {
     "output_tokens_per_s": "tokens/s", "output_tokens_per_s_per_device": "tokens/s",
     "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
     "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
-    "device_hours": "h", "latency_s": "s", "samples_per_s_per_device": "samples/s", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
+    "device_hours": "h", "latency_s": "s", "samples_per_s_per_device": "samples/s",
+    "mlperf_dlrm_samples_per_s_per_device": "samples/s", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
 }
 #: how a source counts training FLOP (to turn its TFLOP/s or MFU into tokens/s)
 CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_recompute")
@@ -57,7 +60,8 @@ _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", 
              "output_tokens",
              "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
              "expert_parallel", "requests_per_client"]
-_FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes"]
+_FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes",
+               "table_share_on_device"]
 
 #: training tokens assumed where a measured case gives none (a trillion; the step time does not depend on it)
 _TOKENS_WHEN_UNSTATED = units.TERA
@@ -175,6 +179,27 @@ def _predict_vision(case, **constant_overrides):
     raise ValueError(f"metric {metric!r} is not a vision metric")
 
 
+#: user-item pairs in one MLPerf Inference DLRM-v2 sample: the reference's aggregation trace draws
+#: 100-700 per sample; its 100-sample verification trace holds 27,000 pairs (mlcommons/inference,
+#: recommendation/dlrm_v2/pytorch/tools/dist_trace_verification.txt, commit fca76d7): a mean of 270
+#: (the full quantile file is not published beside it; a 100-sample mean, about ±6 % at one sigma)
+MLPERF_DLRM_PAIRS_PER_SAMPLE = 270.0
+
+
+def _predict_recommender(case, **constant_overrides):
+    from .recommender import RECOMMENDER_BATCH, recommender
+
+    if case["metric"] != "mlperf_dlrm_samples_per_s_per_device":
+        raise ValueError(f"metric {case['metric']!r} is not a recommender metric")
+    share = case.get("table_share_on_device")
+    r = recommender(case["device"], case["model"], precision=case["precision"] or "int8",
+                    batch_size=_opt(case["batch_size"]) or RECOMMENDER_BATCH,
+                    n_devices=_opt(case["n_devices"]) or 1, stack=case.get("stack") or None,
+                    table_share_on_device=None if share is None or share != share else float(share),
+                    **constant_overrides)
+    return tuple(r[f"samples_per_s{level}"] / MLPERF_DLRM_PAIRS_PER_SAMPLE for level in ("", "_low", "_high"))
+
+
 def predict_case_range(case, extra_models=None, **constant_overrides):
     """The engine's projection of one case's metric and its stated range: ``(mid, low, high)``
     in the case's unit (``low <= high``; ``low = high = mid`` where the engine states none)."""
@@ -202,6 +227,8 @@ def _predict_case(case, extra_models=None, **constant_overrides):
                                                 float(case.get("message_bytes") or 1 << 30)) / units.GIGA,)
     if cat in VISION_CATEGORIES:
         return _predict_vision(case, **constant_overrides)
+    if cat in RECOMMENDER_CATEGORIES:
+        return _predict_recommender(case, **constant_overrides)
     model = _model_for(case["model"], extra)
     if cat == "training":
         seq = int(case["seq_len"])

@@ -178,7 +178,7 @@ def _stacks_for(ceil, stack):
 
 
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
-           utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, **overrides):
+           utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, layers=None, **overrides):
     """Projected time per pass and frames per second of an image model, per device.
 
     Parameters
@@ -209,6 +209,10 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         ``50W``, ``30W``, ``15W``, ...; one device only): its GPU rate and memory bandwidth
         scale by the TPCs and clocks the mode keeps (:mod:`accelkit.projection.power_modes`).
         Default: the catalogue's figures (the top mode).
+    layers : pandas.DataFrame, optional
+        A layer table in place of the preset's (:func:`~accelkit.projection.vision_layers.layer_table`'s
+        columns); :func:`~accelkit.projection.recommender.recommender` passes its embedding gather at
+        the tables' precision.
 
     Returns
     -------
@@ -228,7 +232,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     flops, row = frame_flops(model)
     k = constants(**overrides)
     ceil, single = ceilings_for(device, catalog, measurements)
-    layers = layer_table(row, seq_len)
+    layers = layer_table(row, seq_len) if layers is None else layers
     if layers is not None:
         flops = float(layers["flops"].sum())
     gpu_share, memory_share, mode_row = 1.0, 1.0, {}
@@ -270,7 +274,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     for level in ("", "_low", "_high"):
         out[f"latency_s{level}"] = np.where(only_pub, lat_pub, out[f"latency_s{level}"])
     # widen by the engine's own error on published image-model and encoder measurements (MLPerf, ...)
-    e = np.where(only_pub, 0.0, k["model_error_vision"])  # a published figure of this very configuration: no model term
+    term = "model_error_recommender" if row.get("kind") == "recommender" else "model_error_vision"
+    e = np.where(only_pub, 0.0, k[term])  # a published figure of this very configuration: no model term
     out["latency_s_low"], out["latency_s_high"] = out["latency_s_low"] / (1 + e), out["latency_s_high"] * (1 + e)
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
         out[f"frame_ms{level}"] = units.s_to_ms(out[f"latency_s{level}"])

@@ -20,6 +20,8 @@ with a software stack (:mod:`accelkit.projection.stacks`).
   ``AV`` (``2·s²·d`` per sequence, both ways), Vaswani et al. 2017 §3; BERT's layers
   from Devlin et al. 2019 §3, ViT's 196 patches + class token from Dosovitskiy et al.
   2021 §3.1 (224² input, 16² patches).
+* Recommenders (DLRM-v2): the embedding gather, bottom MLP, cross layers and top MLP
+  of :mod:`accelkit.projection.recommender_layers`.
 * Other presets (YOLOv8s, YOLOv8m) have no layer table here: :func:`layer_table`
   returns ``None`` and the whole-net roofline is used.
 """
@@ -116,6 +118,11 @@ def layer_table(row, seq_len=None):
     name, kind = str(row.get("name", "")), str(row.get("kind", ""))
     if name == "ResNet-50":
         return resnet50_layers()
+    if kind == "recommender":
+        from .recommender_layers import recommender_layers, recommender_structure
+
+        structure = recommender_structure(name)
+        return None if structure is None else recommender_layers(structure)
     shape = [row.get(c, np.nan) for c in ("n_layers", "d_model", "d_ff", "n_heads")]
     if kind in ("encoder", "vit") and all(v == v and v for v in shape):
         body = None

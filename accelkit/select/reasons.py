@@ -20,10 +20,12 @@ __all__ = ["order_words", "source_words", "why_words"]
 
 #: "per one" of each work unit, in words (whole phrases: Chinese counts each with its own measure word)
 _PER = {"tokens": N_("per token"), "frames": N_("per frame"), "requests": N_("per request"),
-        "samples": N_("per sample"), "sequences": N_("per sequence")}
+        "samples": N_("per sample"), "sequences": N_("per sequence"),
+        "pairs": N_("per pass")}  # a recommender's latency is one pass over a batch of user-item pairs
 #: "per million" of each work unit, in words
 _PER_MILLION = {"tokens": N_("per M tokens"), "frames": N_("per M frames"), "requests": N_("per M requests"),
-                "samples": N_("per M samples"), "sequences": N_("per M sequences")}
+                "samples": N_("per M samples"), "sequences": N_("per M sequences"),
+                "pairs": N_("per M user-item pairs")}
 #: the criteria in words ("strongest on time, weakest on headroom")
 _CRITERION_WORDS = {"time": N_("time"), "cost": N_("cost"), "efficiency": N_("efficiency"),
                     "ecosystem": N_("ecosystem"), "headroom": N_("headroom")}

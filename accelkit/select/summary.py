@@ -30,7 +30,7 @@ _LOSES_ON = {
 }
 
 #: what a device is counted in, per work unit (``select.rank``'s ``work_unit``)
-_UNIT_WORDS = {"tokens": N_("token"), "frames": N_("frame"), "requests": N_("request")}
+_UNIT_WORDS = {"tokens": N_("token"), "frames": N_("frame"), "requests": N_("request"), "pairs": N_("user-item pair")}
 
 #: the kind of a catalogue price (``price_kind``), in the phrase "undated (... figure)"
 _PRICE_KINDS = {"analyst": N_("analyst"), "reseller": N_("reseller"), "street": N_("street"), "list": N_("list"),

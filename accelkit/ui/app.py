@@ -101,7 +101,8 @@ _OWN = ""  # the example picker's value for "(your own)"
 _WORKLOADS = ((N_("training"), "training"), (N_("fine-tuning"), "fine-tuning"), (N_("inference"), "inference"))
 _DEPLOYMENTS = ((N_("cloud"), "cloud"), (N_("on-prem"), "on-prem"), (N_("edge"), "edge"))
 #: the latency target's unit per kind of served model (accelkit.projection.for_scenario.workload_kind)
-_LATENCY_UNITS = {"llm": N_("ms per token"), "vision": N_("ms per frame"), "encoder": N_("ms per request")}
+_LATENCY_UNITS = {"llm": N_("ms per token"), "vision": N_("ms per frame"), "encoder": N_("ms per request"),
+                  "recommender": N_("ms per pass")}
 
 
 def _label(text, unit):

@@ -33,8 +33,10 @@ TERMS = ("FLOP", "TFLOP/s", "MFU", "ZeRO", "ZeRO-0", "ZeRO-1", "ZeRO-2", "ZeRO-3
 
 #: words for the workload and its units of work (translated where shown)
 _WORKLOAD_WORDS = {"training": N_("training"), "fine-tuning": N_("fine-tuning"), "inference": N_("inference")}
-_UNIT_WORDS = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("requests"), "samples": N_("samples")}
-_ONE_WORDS = {"tokens": N_("output token"), "frames": N_("frame"), "requests": N_("request"), "samples": N_("sample")}
+_UNIT_WORDS = {"tokens": N_("tokens"), "frames": N_("frames"), "requests": N_("requests"), "samples": N_("samples"),
+               "pairs": N_("user-item pairs")}
+_ONE_WORDS = {"tokens": N_("output token"), "frames": N_("frame"), "requests": N_("request"), "samples": N_("sample"),
+              "pairs": N_("batch pass")}  # a recommender's latency: one pass over a batch of pairs
 
 
 def _default_devices(scenario, catalog):
@@ -203,6 +205,9 @@ class DemandPanel(Panel):
             summary.append(_("Serving {model} on {streams} camera streams × {fps} frames/s needs {rate} ({rule}).").format(
                 model=model["name"], streams=s.streams, fps=f"{s.frames_per_s:g}", rate=people(rate, ops),
                 rule=need["rule"]))
+        elif kind == "recommender":
+            summary.append(_("Scoring {rps} user-item pairs/s with {model} needs {rate} ({rule}).").format(
+                model=model["name"], rps=f"{s.requests_per_s:g}", rate=people(rate, ops), rule=need["rule"]))
         else:
             summary.append(_("Serving {model} at {rps} requests/s of {tokens} tokens needs {rate} TFLOP/s "
                              "({rule}).").format(model=model["name"], rps=f"{s.requests_per_s:g}",
@@ -214,7 +219,8 @@ class DemandPanel(Panel):
                         & (known["fits"].astype(bool) if training else True)]
         if not fitting.empty:
             best = fitting.sort_values(["devices_needed", "peak_flops"], ascending=[True, False]).iloc[0]
-            target_words = _("time target") if training else (_("frame rate") if kind == "vision" else _("request rate"))
+            target_words = _("time target") if training else (_("frame rate") if kind == "vision" else
+                                                              _("pair rate") if kind == "recommender" else _("request rate"))
             summary.append(_(
                 "Projected with {how}: the fewest devices among those selected is {n} × {name} ({for_target} for the "
                 "{target}, {for_memory} to hold the memory).").format(
@@ -311,6 +317,8 @@ class DemandPanel(Panel):
                 stage=s.zero_stage, n=s.n_devices, batch=s.batch_size, seq=s.seq_len)
         elif kind == "vision":
             how_mem = _("batch {batch} frames").format(batch=s.batch_size)
+        elif kind == "recommender":
+            how_mem = _("embedding tables and MLPs over {n} devices").format(n=s.n_devices)
         else:
             how_mem = _("batch {batch}, {context}-token context, sharded over {n}").format(
                 batch=s.batch_size, context=s.seq_len + s.output_tokens, n=s.n_devices)
@@ -321,6 +329,8 @@ class DemandPanel(Panel):
             target = _("in {days} days").format(days=f"{s.time_target_days:g}")
         elif kind == "vision":
             target = _("for {streams} streams × {fps} frames/s").format(streams=s.streams, fps=f"{s.frames_per_s:g}")
+        elif kind == "recommender":
+            target = _("at {rps} user-item pairs/s").format(rps=f"{s.requests_per_s:g}")
         else:
             target = _("at {rps} requests/s").format(rps=f"{s.requests_per_s:g}")
 
