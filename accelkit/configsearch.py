@@ -166,9 +166,10 @@ def _usable(catalog):
 def _training(scenario, catalog, measurements):
     n = scenario.n_devices
     cat = catalog.reset_index(drop=True)
-    from .projection.for_scenario import is_vision_model
+    from .projection.for_scenario import is_recommender_model, is_vision_model
 
-    if scenario.search_configurations and not is_vision_model(scenario):  # image models: data parallel only
+    # image models: data parallel only; recommenders: their own hybrid layout (tables split, MLPs replicated)
+    if scenario.search_configurations and not is_vision_model(scenario) and not is_recommender_model(scenario):
         from .projection import training_search
         from .projection.shapes import scenario_model as _model
         from .projection.training import finetune_settings

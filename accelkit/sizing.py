@@ -64,8 +64,9 @@ def compute_need(scenario):
     m = model_of(scenario)
     n_active = m["active_params"]
     preset = m["preset"]
-    if scenario.workload in TRAINING_WORKLOADS and preset is not None and preset["kind"] in ("cnn", "vit"):
-        # an image model: forward FLOPs per sample × 3 (backward ≈ 2 × forward, Kaplan et al. 2020 §2.1)
+    if scenario.workload in TRAINING_WORKLOADS and preset is not None and preset["kind"] in ("cnn", "vit",
+                                                                                              "recommender"):
+        # an image model or a recommender: forward FLOPs per sample × 3 (backward ≈ 2 × forward, Kaplan et al. 2020 §2.1)
         from .projection.vision import frame_flops as _frame_flops
 
         per_sample = 3.0 * _frame_flops(preset)[0]
@@ -139,7 +140,18 @@ def memory_need(scenario, n_devices=None, tensor_parallel=1):
     preset = m["preset"]
     out = {"weights": 0.0, "gradients": 0.0, "optimizer": 0.0, "activations": 0.0, "kv_cache": 0.0,
            "activations_known": True, "paged_optimizer": 0.0}
-    if scenario.workload in TRAINING_WORKLOADS:
+    if scenario.workload in TRAINING_WORKLOADS and preset is not None and preset["kind"] == "recommender":
+        # fp32 tables and their Adagrad state split over the devices, the MLPs replicated
+        # (accelkit.projection.recommender_training); activations not counted
+        from .projection.recommender_layers import dense_params, recommender_structure, table_elements
+        from .projection.recommender_training import DENSE_STATE_BYTES, table_state_bytes
+
+        st = recommender_structure(preset["name"])
+        tables = table_elements(st) * 4.0
+        out["weights"] = tables / n + dense_params(st) * 4.0
+        out["optimizer"] = (table_state_bytes(st, 4.0) - tables) / n + dense_params(st) * (DENSE_STATE_BYTES - 4.0)
+        out["activations_known"] = False
+    elif scenario.workload in TRAINING_WORKLOADS:
         from .projection.finetune import scenario_finetune
 
         ft = scenario_finetune(scenario)

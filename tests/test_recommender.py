@@ -125,3 +125,54 @@ def test_the_decision_sizes_a_recommender_by_pairs_per_second():
         needed = np.ceil(2e7 / per_device[name])
         assert ranked.loc[name, "devices_needed"] == needed, f"{name}: {ranked.loc[name, 'devices_needed']} != {needed}"
     assert isinstance(ranked, pd.DataFrame)
+
+
+# --- training ---------------------------------------------------------------------------------------------------------
+
+def test_training_splits_the_tables_and_counts_their_exchange():
+    from accelkit.projection.recommender_training import recommender_training
+
+    one_node = recommender_training("H100 SXM", n_devices=8)
+    # 104.5 GB of fp32 tables + an fp32 Adagrad accumulator per element, split over 8, + 16 M MLP parameters × 16 B
+    assert one_node["memory_per_device_bytes"] == pytest.approx(2 * 104.54e9 / 8 + 16_044_545 * 16, rel=1e-3)
+    rowwise = recommender_training("H100 SXM", n_devices=8, optimizer="rowwise-adagrad")
+    assert rowwise["memory_per_device_bytes"] == pytest.approx((104.54e9 + 204_184_588 * 4) / 8 + 16_044_545 * 16,
+                                                               rel=1e-3)
+    assert rowwise["embedding_s"] < one_node["embedding_s"]
+    assert one_node["exchange_s"] > 0 and one_node["embedding_s"] > 0 and one_node["mlp_s"] > 0
+    two_nodes = recommender_training("H100 SXM", n_devices=16)
+    # across nodes half the pooled vectors cross the network port, slower than NVLink
+    assert two_nodes["exchange_s"] > one_node["exchange_s"]
+    assert one_node["samples_per_s_low"] < one_node["samples_per_s"] < one_node["samples_per_s_high"]
+
+
+def test_training_on_too_few_devices_says_how_many_hold_the_tables():
+    from accelkit.projection.recommender_training import recommender_training
+
+    with pytest.raises(ValueError, match="need 3 devices"):
+        recommender_training("A100 80GB SXM", n_devices=2)
+    assert recommender_training("A100 80GB SXM", n_devices=3)["feasible"]
+    with pytest.raises(ValueError, match="optimizer"):
+        recommender_training("A100 80GB SXM", optimizer="adam")
+
+
+def test_the_decision_trains_a_recommender_per_sample_not_per_token():
+    from accelkit import sizing
+    from accelkit.projection.recommender_layers import forward_flops
+    from accelkit.scenario import Scenario
+
+    s = Scenario.load("examples/recsys-8xa100-overbought.yaml")
+    need = sizing.compute_need(s)
+    assert need["total_flops"] == pytest.approx(3 * forward_flops(recommender_structure("DLRM-v2")) * 8.3e8)
+    mem = sizing.memory_need(s, n_devices=2)
+    assert mem["total"] == pytest.approx(2 * 104.54e9 / 2 + 16_044_545 * 16, rel=1e-3)
+
+
+def test_mlperf_training_cases_single_node_within_a_tenth():
+    results = V.validate()
+    train = results[results["category"] == "recommender_training"]
+    assert len(train) >= 12 and train["source"].nunique() >= 6
+    one_node = train[train["n_devices"] == 8]
+    error = V.geometric_mean_error(one_node["ratio"])
+    assert error < 0.10, f"DLRM-v2 training on one node is {error:.0%} off MLPerf (expected under 10 %)"
+    assert train["ratio"].between(0.67, 1.5).all(), train.loc[~train["ratio"].between(0.67, 1.5), "case_id"].tolist()

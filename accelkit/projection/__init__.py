@@ -11,7 +11,8 @@ in the open against ``data/validation/measured.csv`` by ``accelkit validate``
 (:mod:`accelkit.projection.validation`).
 
 Public functions: :func:`inference`, :func:`training`, :func:`matmul_flops`,
-:func:`memory_bandwidth`, :func:`allreduce_bus_bandwidth`, :func:`device_ceilings`.
+:func:`memory_bandwidth`, :func:`allreduce_bus_bandwidth`, :func:`device_ceilings`,
+:func:`vision`, :func:`recommender`, :func:`recommender_training`.
 """
 
 from .ceilings import (COMPUTE_PRECISIONS, allreduce_bus_bandwidth, allreduce_seconds, device_ceilings,
@@ -25,10 +26,12 @@ from .layouts import step_sequences, training_layouts, training_search
 from .training import model_flops_per_token, training, training_memory_bytes
 from .training_sweeps import training_sweep
 from .vision import frame_flops, vision, vision_seconds
+from .recommender import recommender
+from .recommender_training import recommender_training
 
 __all__ = ["inference", "inference_grid", "training", "training_sweep", "training_search", "training_layouts",
            "training_memory_bytes", "step_sequences", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
            "allreduce_seconds", "device_ceilings", "efficiency_table", "load_efficiency", "constants",
            "constants_table", "resolve_model", "ModelShape", "model_flops_per_token", "PRECISION_MODES",
            "COMPUTE_PRECISIONS", "mode_words", "vision",
-           "vision_seconds", "frame_flops"]
+           "vision_seconds", "frame_flops", "recommender", "recommender_training"]

@@ -36,7 +36,8 @@ from .shapes import scenario_model as _model
 from .training import TRAIN_PRECISIONS, finetune_settings, training
 from .vision import vision
 
-__all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "custom_shape", "WORK_UNITS"]
+__all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "is_recommender_model",
+           "custom_shape", "WORK_UNITS"]
 
 #: what one unit of work is, per workload kind
 WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames",
@@ -142,11 +143,22 @@ def is_vision_model(scenario):
     return find_model(scenario.model)["kind"] in ("cnn", "vit")
 
 
+def is_recommender_model(scenario):
+    """True when the scenario's model is a recommender preset (DLRM-v2): per sample, tables split."""
+    if scenario.model.lower() == "custom":
+        return False
+    from ..models import find_model
+
+    return find_model(scenario.model)["kind"] == "recommender"
+
+
 def _training(scenario, catalog, measurements, ceil, layout=None):
     if scenario.precision not in TRAIN_PRECISIONS:
         return _empty(ceil, f"training in {scenario.precision} is not modelled (train in bf16, fp16 or fp8)")
     if is_vision_model(scenario):
         return _vision_training(scenario, catalog, measurements)
+    if is_recommender_model(scenario):
+        return _recommender_training(scenario, catalog, measurements)
     n = scenario.n_devices
     tp = pp = 1
     recompute = "selective"
@@ -195,6 +207,30 @@ def _vision_training(scenario, catalog, measurements):
         out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
         out[f"latency_s{level}"] = np.nan
     out["work_unit"] = "samples"
+    return out
+
+
+def _recommender_training(scenario, catalog, measurements):
+    """A recommender trained on ``scenario.tokens`` samples, hybrid parallel on ``n_devices`` (tables
+    split, MLPs data parallel) with at least
+    :data:`~accelkit.projection.recommender_training.RECOMMENDER_TRAIN_BATCH` samples per device (the
+    scenario's batch over the devices when larger): 3 × forward FLOPs per sample
+    (:func:`~accelkit.projection.recommender_training.recommender_training`), never 6·N·D."""
+    from .recommender_training import RECOMMENDER_TRAIN_BATCH, recommender_training
+
+    n = scenario.n_devices
+    r = recommender_training(None, scenario.model, samples=scenario.tokens, precision=scenario.precision,
+                             n_devices=n, batch_size=max(scenario.batch_size // n, RECOMMENDER_TRAIN_BATCH),
+                             catalog=catalog, measurements=measurements, utilization=scenario.utilization)
+    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
+    for level in ("", "_low", "_high"):
+        out[f"tokens_per_s_per_device{level}"] = out[f"samples_per_s_per_device{level}"]
+        out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+        out[f"latency_s{level}"] = np.nan
+    out["work_unit"] = "samples"
+    # the cluster's memory is judged by the decision (sizing.memory_need): a projection stays a projection
+    out["feasible"] = np.isfinite(out["step_s"].to_numpy(dtype=float))
+    out["why"] = np.where(out["feasible"], "", out["why"])
     return out
 
 

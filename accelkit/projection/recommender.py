@@ -18,7 +18,9 @@ layer-by-layer roofline as a CNN's, on the same stack (TensorRT on NVIDIA parts)
   share (``serving_reserve_fraction``); otherwise the tables are split over
   ``n_devices`` (``sharded``, table-wise model parallel, Naumov et al. 2019 §3) and each
   sample's pooled vectors cross the link in an all-to-all, ``(n − 1)/n`` of
-  ``n_sparse · dim`` elements per sample per device, added to the pass (not overlapped);
+  ``n_sparse · dim`` elements per sample per device at the link's achievable collective
+  rate, plus a start-up of ``2 · α · log2 n`` (as
+  :mod:`~accelkit.projection.recommender_training`), added to the pass (not overlapped);
   where they do not fit even then, the rows that do not fit stay in **host** memory and
   each lookup of one crosses PCIe (the datasheet's per-direction rate), rows looked up
   uniformly -- a lower bound on the device's hit rate, since a runtime keeps the most used
@@ -145,11 +147,13 @@ def recommender(device=None, model="DLRM-v2", precision="int8", batch_size=RECOM
         on_device = np.minimum(on_device, float(table_share_on_device))
     host = ~replicated & ~sharded & (on_device > 0) & np.isfinite(ceil["pcie_bw"].to_numpy(dtype=float))
     gather_bytes = float(layers.loc[layers["layer"] == "embedding_gather", "act_in"].iloc[0]) * act_bytes
-    link = np.where(n <= ceil["link_max_devices"].to_numpy(dtype=float), ceil["link_bw"].to_numpy(dtype=float),
-                    ceil["pcie_bw"].to_numpy(dtype=float))
+    # the achievable all-to-all rate: the link's measured collective efficiency (PCIe past a bridge's reach)
+    link = np.where(n <= ceil["link_max_devices"].to_numpy(dtype=float), ceil["allreduce_bw"].to_numpy(dtype=float),
+                    ceil["allreduce_bw_pcie"].to_numpy(dtype=float))
+    startup = 2.0 * ceil["allreduce_latency_s"].to_numpy(dtype=float) * np.log2(max(n, 1))
     pooled = len(structure["table_rows"]) * float(structure["embedding_dim"]) * act_bytes
     with np.errstate(invalid="ignore", divide="ignore"):
-        exchange = np.where(sharded, b * pooled * (n - 1.0) / n / link, 0.0)
+        exchange = np.where(sharded, b * pooled * (n - 1.0) / n / link + startup, 0.0)
         # rows looked up uniformly (a lower bound on the device's hit rate: a runtime keeps the hot rows on it)
         exchange = np.where(host, b * gather_bytes * (1.0 - on_device) / ceil["pcie_bw"].to_numpy(dtype=float),
                             exchange)

@@ -35,11 +35,11 @@ __all__ = ["load_measured", "load_validation_models", "validate", "summary", "su
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
               "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
-              "encoder_single_stream", "encoder_offline", "recommender_offline")
+              "encoder_single_stream", "encoder_offline", "recommender_offline", "recommender_training")
 #: image models and encoders (:func:`~accelkit.projection.vision.vision`)
 VISION_CATEGORIES = ("vision_single_stream", "vision_offline", "encoder_single_stream", "encoder_offline")
 #: recommenders (:func:`~accelkit.projection.recommender.recommender`)
-RECOMMENDER_CATEGORIES = ("recommender_offline",)
+RECOMMENDER_CATEGORIES = ("recommender_offline", "recommender_training")
 #: the categories measured under load (``concurrency`` or ``request_rate`` given): the engine's
 #: :func:`~accelkit.projection.inference.serve_load`
 LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
@@ -188,7 +188,15 @@ MLPERF_DLRM_PAIRS_PER_SAMPLE = 270.0
 
 def _predict_recommender(case, **constant_overrides):
     from .recommender import RECOMMENDER_BATCH, recommender
+    from .recommender_training import RECOMMENDER_TRAIN_BATCH, recommender_training
 
+    if case["category"] == "recommender_training":
+        if case["metric"] != "samples_per_s_per_device":
+            raise ValueError(f"metric {case['metric']!r} is not a recommender training metric")
+        r = recommender_training(case["device"], case["model"], precision=case["precision"] or "bf16",
+                                 n_devices=_opt(case["n_devices"]) or 1,
+                                 batch_size=_opt(case["batch_size"]) or RECOMMENDER_TRAIN_BATCH, **constant_overrides)
+        return tuple(r[f"samples_per_s_per_device{level}"] for level in ("", "_low", "_high"))
     if case["metric"] != "mlperf_dlrm_samples_per_s_per_device":
         raise ValueError(f"metric {case['metric']!r} is not a recommender metric")
     share = case.get("table_share_on_device")

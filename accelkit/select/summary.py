@@ -241,7 +241,7 @@ def _assumptions(scenario, row=None):
         out.append(("utilisation", _("projected by the engine from measured matmul and memory bandwidth")))
     kind = _model_kind(s)
     if training:
-        work = (_("{n} samples").format(n=count_words(s.tokens)) if kind in ("cnn", "vit")
+        work = (_("{n} samples").format(n=count_words(s.tokens)) if kind in ("cnn", "vit", "recommender")
                 else _("{n} tokens, sequences of {seq_len}").format(n=count_words(s.tokens), seq_len=f"{s.seq_len:,}"))
         out.append(("work", work))
         out.append(("horizon", _("the training run (time target {days} days)").format(days=f"{s.time_target_days:g}")))
@@ -249,6 +249,8 @@ def _assumptions(scenario, row=None):
         if kind in ("cnn", "vit"):
             load = _("{streams} camera streams at {fps} frames per second").format(streams=s.streams,
                                                                                    fps=f"{s.frames_per_s:g}")
+        elif kind == "recommender":
+            load = _("{rate} user-item pairs scored per second").format(rate=f"{s.requests_per_s:g}")
         elif kind in ("decoder", "moe-decoder"):
             load = _("{rate} requests per second, {output} tokens out, {context}-token context").format(
                 rate=f"{s.requests_per_s:g}", output=f"{s.output_tokens:,}", context=f"{s.seq_len:,}")

@@ -480,9 +480,10 @@ def _slug(text):
 
 
 def _is_vision(model):
+    """True for a model trained per sample (image models, recommenders), not per token."""
     from ..models import find_model
 
     try:
-        return find_model(model)["kind"] in ("cnn", "vit")
+        return find_model(model)["kind"] in ("cnn", "vit", "recommender")
     except ValueError:
         return False
