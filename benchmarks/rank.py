@@ -22,6 +22,9 @@ def main():
                    latency_target_ms=100)
     custom = Scenario(model="custom", params=7e9, tokens=2e10, deployment="cloud")
     edge = Scenario(workload="inference", model="ResNet-50", deployment="edge", power_envelope_w=30, streams=10)
+    recommender = Scenario(workload="inference", model="DLRM-v2", precision="int8", requests_per_s=2e7,
+                           deployment="on-prem", latency_target_ms=60)
+    recsys_training = Scenario.load(_example("recsys-8xa100-overbought"))
     params, tokens = np.logspace(8, 12, 100), np.logspace(9, 13, 100)
     n = len(catalog)
     return [
@@ -31,6 +34,10 @@ def main():
                best_of(lambda: select.rank(serving, catalog), 5), target=0.200),
         report(f"rank(): {n} devices, serving DeepSeek-V3 on 16, TP x PP x expert-parallel search under a TPOT target",
                best_of(lambda: select.rank(moe, catalog), 5), target=0.200),
+        report(f"rank(): {n} devices, serving DLRM-v2 at 2e7 user-item pairs/s",
+               best_of(lambda: select.rank(recommender, catalog), 5), target=0.200),
+        report(f"rank(): {n} devices, training DLRM-v2 (the article's recommender)",
+               best_of(lambda: select.rank(recsys_training, catalog), 5), target=0.200),
         report(f"rank(): {n} devices, serving 70B, + 4 precisions",
                best_of(lambda: select.rank(lower, catalog), 5)),
         report(f"rank_grid(): {n} devices x 100 x 100 scenarios, ZeRO search",
@@ -39,3 +46,10 @@ def main():
         report("rank_stability(): 500 draws", best_of(lambda: select.rank_stability(training, catalog), 3)),
         report("sensitivity(): 6 assumptions", best_of(lambda: select.sensitivity(training, catalog), 1, warmup=0)),
     ]
+
+
+def _example(stem):
+    """The path of a scenario file in examples/."""
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[1] / "examples" / f"{stem}.yaml"

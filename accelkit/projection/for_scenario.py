@@ -190,6 +190,17 @@ def _training(scenario, catalog, measurements, ceil, layout=None):
     return out
 
 
+def _per_sample(r):
+    """A per-sample training projection in the decision's columns: samples stand in for tokens."""
+    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
+    for level in ("", "_low", "_high"):
+        out[f"tokens_per_s_per_device{level}"] = out[f"samples_per_s_per_device{level}"]
+        out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+        out[f"latency_s{level}"] = np.nan
+    out["work_unit"] = "samples"
+    return out
+
+
 def _vision_training(scenario, catalog, measurements):
     """An image model trained on ``scenario.tokens`` samples (images × epochs), data parallel on
     ``n_devices`` with at least :data:`~accelkit.projection.vision.VISION_TRAIN_BATCH` images per
@@ -201,12 +212,7 @@ def _vision_training(scenario, catalog, measurements):
     r = vision_training(None, scenario.model, samples=scenario.tokens, precision=scenario.precision, n_devices=n,
                         batch_size=max(scenario.batch_size // n, VISION_TRAIN_BATCH), zero_stage=scenario.zero_stage,
                         catalog=catalog, measurements=measurements, utilization=scenario.utilization)
-    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
-    for level in ("", "_low", "_high"):
-        out[f"tokens_per_s_per_device{level}"] = out[f"samples_per_s_per_device{level}"]
-        out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
-        out[f"latency_s{level}"] = np.nan
-    out["work_unit"] = "samples"
+    out = _per_sample(r)
     return out
 
 
@@ -222,12 +228,7 @@ def _recommender_training(scenario, catalog, measurements):
     r = recommender_training(None, scenario.model, samples=scenario.tokens, precision=scenario.precision,
                              n_devices=n, batch_size=max(scenario.batch_size // n, RECOMMENDER_TRAIN_BATCH),
                              catalog=catalog, measurements=measurements, utilization=scenario.utilization)
-    out = r.rename(columns={"days": "days_on_n", "days_low": "days_on_n_low", "days_high": "days_on_n_high"})
-    for level in ("", "_low", "_high"):
-        out[f"tokens_per_s_per_device{level}"] = out[f"samples_per_s_per_device{level}"]
-        out[f"work_per_device_hour{level}"] = out[f"samples_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
-        out[f"latency_s{level}"] = np.nan
-    out["work_unit"] = "samples"
+    out = _per_sample(r)
     # the cluster's memory is judged by the decision (sizing.memory_need): a projection stays a projection
     out["feasible"] = np.isfinite(out["step_s"].to_numpy(dtype=float))
     out["why"] = np.where(out["feasible"], "", out["why"])

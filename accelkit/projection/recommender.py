@@ -129,9 +129,11 @@ def recommender(device=None, model="DLRM-v2", precision="int8", batch_size=RECOM
     layers = recommender_layers(structure)
     # the gather reads rows at the tables' precision; the layer pricer counts elements at the activations'
     layers.loc[layers["layer"] == "embedding_gather", "act_in"] *= e_bytes / act_bytes
-    names = ceil["name"].tolist()
-    r = vision(names, row, precision=mode, batch_size=int(batch_size), catalog=catalog, measurements=measurements,
+    # the same device argument: vision() selects the same ceilings (a name list would be looked up again)
+    r = vision(device, row, precision=mode, batch_size=int(batch_size), catalog=catalog, measurements=measurements,
                utilization=utilization, stack=stack, layers=layers, **overrides)
+    if single:
+        r = pd.DataFrame([r])
     n, b = int(n_devices), int(batch_size)
     table = table_elements(structure) * e_bytes
     dense = dense_params(structure) * w_bytes

@@ -49,10 +49,12 @@ import pandas as pd
 
 from .. import units
 from .._validate import check_choice, check_fraction, check_integer, check_positive
-from .ceilings import allreduce_seconds, ceilings_for
+from .ceilings import ceilings_for
 from .constants import constants
 from .recommender import EMBEDDING_BYTES, recommender_row
 from .recommender_layers import dense_params, embedding_rows, lookups_per_sample, recommender_layers, table_elements
+from .sample_training import (collective_startup_seconds, data_parallel_allreduce_seconds, node_link,
+                              sample_work_seconds)
 from .vision_layers import ACT_BYTES
 
 __all__ = ["recommender_training", "RECOMMENDER_TRAIN_BATCH", "recommender_training_memory"]
@@ -142,34 +144,19 @@ def recommender_training(device=None, model="DLRM-v2", samples=4_195_197_692, pr
     net_bw, _ = network_bandwidth(ceil, catalog, network_gbps)
     per_node = float(min(devices_per_node, n))
     peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
-    inside = per_node <= ceil["link_max_devices"].to_numpy(dtype=float)
     out = {"name": ceil["name"].to_numpy()}
     steps, parts = {}, {}
     for level in ("", "_low", "_high"):
-        lat = {"": "", "_low": "_high", "_high": "_low"}[level]
-        bw = ceil[f"memory_bw{level}"].to_numpy(dtype=float)
-        if utilization is None:
-            compute = 3.0 * flops * b / (ceil[f"matmul_{precision}{level}"].to_numpy(dtype=float) * k["gemm_fraction"])
-            moved = maps * b / bw
-            work = np.maximum(compute, moved) + (1.0 - k["roofline_overlap"]) * np.minimum(compute, moved)
-        else:
-            compute = work = 3.0 * flops * b / (peak * utilization)
-        embedding = rows_bytes * b / bw
-        link = np.where(inside, ceil[f"allreduce_bw{level}"].to_numpy(dtype=float),
-                        ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float))
-        # a collective's start-up over n devices: 2·α·log2(n), the engine's convention for the data-parallel
-        # all-reduce (accelkit.projection.vision.vision_training); α the device's measured all-reduce latency
-        startup = np.where(n > 1, 2.0 * ceil[f"allreduce_latency_s{lat}"].to_numpy(dtype=float) * np.log2(max(n, 1)),
-                           0.0)
-        nodes = float(np.ceil(n / per_node))
+        compute, work = sample_work_seconds(ceil, level, precision, flops, maps, b, k, utilization)
+        embedding = rows_bytes * b / ceil[f"memory_bw{level}"].to_numpy(dtype=float)
+        link = node_link(ceil, level, per_node)
         with np.errstate(invalid="ignore", divide="ignore"):
-            # forward and backward; the share of the peers in the node over the link, the rest over the network
+            # forward and backward; the share of the peers in the node over the link, the rest over the network;
+            # each with a collective's start-up
             exchange = np.where(n > 1, 2.0 * (b * pooled * ((per_node - 1.0) / n / link + (n - per_node) / n / net_bw)
-                                              + startup), 0.0)
-            # the MLPs' gradients: within the node over the link, across nodes over the network port
-            dense = (allreduce_seconds(dense_grad, per_node, link, 0.0)
-                     + np.where(nodes > 1, 2.0 * (nodes - 1.0) / nodes * dense_grad / per_node / net_bw, 0.0)
-                     + startup)
+                                              + collective_startup_seconds(ceil, level, n)), 0.0)
+        # the MLPs' gradients, as an image model's (sample_training)
+        dense = data_parallel_allreduce_seconds(ceil, level, dense_grad, n, per_node, net_bw)
         exposed = dense - k["dp_overlap"] * np.minimum(dense, compute * 2.0 / 3.0)
         steps[level] = work + embedding + exchange + exposed + kernels
         if level == "":

@@ -370,7 +370,7 @@ def vision_training(device=None, model="ResNet-50", samples=90 * 1281167, precis
     """
     from .. import memory, units
     from .._validate import check_choice, check_fraction, check_integer, check_positive
-    from .ceilings import allreduce_seconds
+    from .sample_training import data_parallel_allreduce_seconds, sample_work_seconds
     from .systems import network_bandwidth
     from .training import TRAIN_PRECISIONS
 
@@ -391,27 +391,13 @@ def vision_training(device=None, model="ResNet-50", samples=90 * 1281167, precis
     net_bw, _ = network_bandwidth(ceil, catalog, network_gbps)
     peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
     per_node = float(min(devices_per_node, n))
-    nodes = float(np.ceil(n / per_node))
     grad = 2.0 * params * (1.5 if zero >= 3 else 1.0)
     out = {"name": ceil["name"].to_numpy()}
     steps = {}
     for level in ("", "_low", "_high"):
-        lat = {"": "", "_low": "_high", "_high": "_low"}[level]
         bw = ceil[f"memory_bw{level}"].to_numpy(dtype=float)
-        if utilization is None:
-            compute = 3.0 * flops * b / (ceil[f"matmul_{precision}{level}"].to_numpy(dtype=float) * k["gemm_fraction"])
-            moved = traffic * b / bw
-            work = np.maximum(compute, moved) + (1.0 - k["roofline_overlap"]) * np.minimum(compute, moved)
-        else:
-            compute = work = 3.0 * flops * b / (peak * utilization)
-        link = np.where(per_node <= ceil["link_max_devices"].to_numpy(dtype=float),
-                        ceil[f"allreduce_bw{level}"].to_numpy(dtype=float),
-                        ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            intra = allreduce_seconds(grad, per_node, link, 0.0)
-            across = np.where(nodes > 1, 2.0 * (nodes - 1.0) / nodes * grad / per_node / net_bw, 0.0)
-        latency = ceil[f"allreduce_latency_s{lat}"].to_numpy(dtype=float)
-        dp_comm = np.where(n > 1, intra + across + 2.0 * latency * np.log2(max(n, 1)), 0.0)
+        compute, work = sample_work_seconds(ceil, level, precision, flops, traffic, b, k, utilization)
+        dp_comm = data_parallel_allreduce_seconds(ceil, level, grad, n, per_node, net_bw)
         exposed = dp_comm - k["dp_overlap"] * np.minimum(dp_comm, compute * 2.0 / 3.0)
         optimizer = 32.0 * params / (n if zero >= 1 else 1) / bw
         steps[level] = work + exposed + optimizer + k["prefill_overhead_s"]

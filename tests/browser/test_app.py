@@ -85,3 +85,22 @@ def test_decision_tab_shows_what_to_buy_the_total_and_the_devices_that_cannot_be
     # Gaudi 2 and A30 have no published price: under a budget they cannot be verified
     assert "Gaudi 2" in body and "price unknown" in body and "quoted price" in body
     assert "Gaudi 2" not in shortlist
+
+
+def test_a_recommender_is_sized_in_user_item_pairs_and_follows_a_control(page, app_url):
+    """DLRM-v2 served: the decision counts user-item pairs and one pass of a batch, the front door's
+    latency target reads "ms per pass", and changing it reaches the decision."""
+    open_page(page, app_url + "?workload=inference&model=DLRM-v2&precision=int8&requests_per_s=20000000"
+              "&deployment=on-prem&tab=decision", ready=".ak-summary")
+    page.wait_for_function("document.body.innerText.includes('Recommendation for inference of DLRM-v2')",
+                           timeout=90_000)
+    no_error_output(page)
+    summary = " ".join(texts(page, ".ak-summary"))
+    assert "ms per pass" in summary and "per M user-item pairs" in summary, summary
+    assert "against 100," in summary, summary
+    page.get_by_role("tab", name="Start", exact=True).click()
+    type_number(page, "latency target [ms per pass]", 5)
+    page.get_by_role("tab", name="9 Decision").click()
+    page.wait_for_function("[...document.querySelectorAll('.ak-summary')].some(e => e.innerText.includes("
+                           "'against 5,'))", timeout=90_000)
+    no_error_output(page)
