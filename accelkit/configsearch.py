@@ -187,7 +187,8 @@ def _training(scenario, catalog, measurements):
         layout = pd.DataFrame({"zero_stage": scenario.zero_stage, "batch_size": scenario.batch_size}, index=cat.index)
     # every device in its own configuration, projected in one pass
     out = sizing.per_device(scenario, cat, measurements=measurements, layout=layout)
-    out["zero_stage"] = layout["zero_stage"].to_numpy()
+    # a recommender trains hybrid parallel (tables split, MLPs replicated): no ZeRO stage applies
+    out["zero_stage"] = np.nan if is_recommender_model(scenario) else layout["zero_stage"].to_numpy()
     out["batch_size"] = layout["batch_size"].to_numpy()
     out["precision"] = scenario.precision
     out["n_devices"] = n
