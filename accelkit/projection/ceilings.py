@@ -208,6 +208,17 @@ def ceilings_for(device, catalog=None, measurements=None):
     return device_ceilings(rows, measurements), single
 
 
+def one_or_frame(frame, single, what="why"):
+    """A projection's answer: the frame for several devices; for one device its row as a dict of
+    plain values, or a ValueError naming the device and ``frame[what]`` when it is not feasible."""
+    if not single:
+        return frame
+    r = frame.iloc[0]
+    if not r["feasible"]:
+        raise ValueError(f"{r['name']}: {r[what]}")
+    return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
+
+
 def _pick(frame, single, columns):
     frame = frame[columns].reset_index(drop=True)
     if single:

@@ -134,22 +134,23 @@ def training_layout(scenario, batch_size=None):
     return micro, int(step_sequences(micro, n, scenario.seq_len) // (micro * n))
 
 
-def is_vision_model(scenario):
-    """True when the scenario's model is an image preset (CNN or ViT), trained per image, not per token."""
+def _preset_kind(scenario):
+    """The kind of the scenario's preset (``None`` for a custom model)."""
     if scenario.model.lower() == "custom":
-        return False
+        return None
     from ..models import find_model
 
-    return find_model(scenario.model)["kind"] in ("cnn", "vit")
+    return find_model(scenario.model)["kind"]
+
+
+def is_vision_model(scenario):
+    """True when the scenario's model is an image preset (CNN or ViT), trained per image, not per token."""
+    return _preset_kind(scenario) in ("cnn", "vit")
 
 
 def is_recommender_model(scenario):
     """True when the scenario's model is a recommender preset (DLRM-v2): per sample, tables split."""
-    if scenario.model.lower() == "custom":
-        return False
-    from ..models import find_model
-
-    return find_model(scenario.model)["kind"] == "recommender"
+    return _preset_kind(scenario) == "recommender"
 
 
 def _training(scenario, catalog, measurements, ceil, layout=None):

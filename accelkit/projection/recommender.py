@@ -46,7 +46,7 @@ import pandas as pd
 
 from .. import units
 from .._validate import check_choice, check_integer
-from .ceilings import ceilings_for
+from .ceilings import ceilings_for, one_or_frame
 from .constants import constants
 from .precisions import KV_BYTES, resolve_precision
 from .recommender_layers import dense_params, recommender_layers, recommender_structure, table_elements
@@ -189,9 +189,4 @@ def recommender(device=None, model="DLRM-v2", precision="int8", batch_size=RECOM
     out["why"] = np.where(~r["feasible"].to_numpy(dtype=bool), r["why"].to_numpy(), np.where(fits, "", room))
     for col in [c for c in out.columns if c.startswith(("latency_s", "batch_ms", "samples_per_s"))]:
         out[col] = out[col].where(feasible, np.nan)
-    if single:
-        res = {c: (v.item() if hasattr(v, "item") else v) for c, v in out.iloc[0].items()}
-        if not res["feasible"]:
-            raise ValueError(f"{res['name']}: {res['why']}")
-        return res
-    return out
+    return one_or_frame(out, single)

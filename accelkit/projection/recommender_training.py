@@ -49,7 +49,7 @@ import pandas as pd
 
 from .. import units
 from .._validate import check_choice, check_fraction, check_integer, check_positive
-from .ceilings import ceilings_for
+from .ceilings import ceilings_for, one_or_frame
 from .constants import constants
 from .recommender import EMBEDDING_BYTES, recommender_row
 from .recommender_layers import dense_params, embedding_rows, lookups_per_sample, recommender_layers, table_elements
@@ -201,10 +201,4 @@ def recommender_training(device=None, model="DLRM-v2", samples=4_195_197_692, pr
                           np.where(fits, "", [f"{tables / gb:,.1f} GB of {emb} embedding tables and optimizer state "
                                               f"need {f:.0f} devices of {u / gb:,.1f} GB usable; {n} given"
                                               for f, u in zip(fewest, usable)]))
-    frame = pd.DataFrame(out)
-    if single:
-        r = frame.iloc[0]
-        if not r["feasible"]:
-            raise ValueError(f"{r['name']}: {r['why']}")
-        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
-    return frame
+    return one_or_frame(pd.DataFrame(out), single)

@@ -49,7 +49,7 @@ import pandas as pd
 
 from .. import units
 from .._validate import check_integer
-from .ceilings import ceilings_for
+from .ceilings import ceilings_for, one_or_frame
 from .constants import constants
 from .precisions import resolve_precision
 from .stacks import stack_row
@@ -427,10 +427,4 @@ def vision_training(device=None, model="ResNet-50", samples=90 * 1281167, precis
     feasible = np.isfinite(np.asarray(out["step_s"], dtype=float))
     out["feasible"] = feasible
     out["why"] = np.where(feasible, "", f"no published dense {precision} peak, memory bandwidth or link figure")
-    frame = pd.DataFrame(out)
-    if single:
-        r = frame.iloc[0]
-        if not r["feasible"]:
-            raise ValueError(f"{r['name']}: {r['why']}")
-        return {c: (v.item() if hasattr(v, "item") else v) for c, v in r.items()}
-    return frame
+    return one_or_frame(pd.DataFrame(out), single)
