@@ -10,9 +10,15 @@ References
    31.22 tCO2eq.
 .. [3] The Green Grid, "PUE: A Comprehensive Examination of the Metric",
    White Paper 49 (2012): PUE = facility energy / IT equipment energy.
+.. [4] A. Tschand et al., "MLPerf Power: Benchmarking the Energy Efficiency of Machine
+   Learning Systems from Microwatts to Megawatts for Sustainable AI", arXiv:2410.12032
+   (2024), §3: energy efficiency as work per unit of energy (samples or tokens per joule =
+   throughput / average power).
 """
 
 from __future__ import annotations
+
+import numpy as np
 
 from . import units
 from ._validate import check_fraction, check_non_negative, check_number, check_positive
@@ -20,6 +26,7 @@ from ._validate import check_fraction, check_non_negative, check_number, check_p
 __all__ = [
     "flops_per_watt",
     "effective_flops_per_watt",
+    "work_per_joule",
     "job_energy_joules",
     "job_energy_kwh",
     "co2_kg",
@@ -59,6 +66,36 @@ def effective_flops_per_watt(peak_flops, watts, utilization, power_fraction=1.0)
     check_number("power_fraction", power_fraction, low=0, low_inclusive=False, high=1.5,
                  expected="a fraction of TDP in (0, 1.5]")
     return flops_per_watt(peak_flops, watts) * utilization / power_fraction
+
+
+def work_per_joule(work_per_hour, watts):
+    """The work a device does per joule at a power: ``work_per_hour / (3600 · watts)``.
+
+    Parameters
+    ----------
+    work_per_hour : numeric or array
+        Projected work per device-hour [tokens, frames, user-item pairs ... per h]
+        (:func:`accelkit.projection.for_scenario`'s ``work_per_device_hour``); NaN where
+        not projected.
+    watts : numeric or array
+        Power drawn while doing it [W]; the decision passes the maximum power (TDP), an
+        upper bound of the draw under load, so the figure is a floor. NaN where unknown.
+
+    Returns
+    -------
+    Work per joule [units of work / J] (MLPerf Power's energy efficiency [4]_: throughput
+    over power). Unlike :func:`flops_per_watt` it counts what the workload gets done: a
+    memory-bound decode or embedding gather gains nothing from peak FLOP/s, so peak per
+    watt rewards the wrong part there.
+    """
+    # NaN is "not projected" or "not published" and passes through; a known figure must make sense
+    for name, value, what in (("watts", watts, "a power in watts > 0"),
+                              ("work_per_hour", work_per_hour, "an amount of work per hour >= 0")):
+        arr = np.asarray(value, dtype=float)
+        bad = ~np.isnan(arr) & ~((arr > 0) if name == "watts" else (arr >= 0)) | np.isinf(arr)
+        if np.any(bad):
+            raise ValueError(f"{name} must be {what}; got {arr[bad].ravel()[0]!r}")
+    return work_per_hour / (units.SECONDS_PER_HOUR * watts)
 
 
 def job_energy_joules(power_w, seconds, n_devices=1, pue=1.0):

@@ -153,3 +153,38 @@ def test_sensitivity_finds_the_price_at_which_the_winner_changes(base, catalog):
     assert (prices.loc[prices["value"] < price["switches_at"], "winner"] == winner).all(), prices.to_string()
     assert len(scan) == sum(len(v) for v in select.SENSITIVITY_RANGES.values())
     assert summary.set_index("assumption").loc["utilization", "base"] < 1, "base MFU is the projected one"
+
+
+def test_the_efficiency_criterion_is_the_workloads_work_per_joule_not_peak_per_watt(catalog):
+    """The efficiency criterion is the scenario's projected work per joule at the maximum power
+    (MLPerf Power's energy efficiency, Tschand et al. 2024, arXiv:2410.12032): its figure is the
+    device's projected work per device-hour over 3,600 s × TDP, and it orders the shortlist as the
+    efficiency scores do. Serving Llama-3.1 70B (memory-bound decode), the Instinct MI300X has the
+    higher peak per watt than the H200 SXM, but the H200 gets more tokens out per joule: the score
+    must follow the tokens."""
+    s = Scenario.load("examples/serve-70b-at-latency-target.yaml")
+    ranked = select.rank(s, catalog)
+    short = ranked[ranked["status"] == "shortlisted"].set_index("name")
+    expected = short["tokens_per_device_hour"] / (3600.0 * catalog.set_index("name").loc[short.index, "tdp_w"])
+    np.testing.assert_allclose(short["work_per_joule"], expected, rtol=1e-12,
+                               err_msg="the decision's work per joule is not its projected rate over TDP")
+    mi300x, h200 = short.loc["Instinct MI300X"], short.loc["H200 SXM"]
+    assert mi300x["flops_per_w"] > h200["flops_per_w"], "premise: MI300X has the higher peak per watt"
+    assert h200["work_per_joule"] > mi300x["work_per_joule"], "premise: H200 gets more tokens per joule"
+    assert h200["score_efficiency"] > mi300x["score_efficiency"], (
+        "the efficiency criterion rewarded peak FLOP/s per watt instead of the tokens per joule served")
+    order = short.sort_values("work_per_joule").index
+    assert list(short.loc[order, "score_efficiency"]) == sorted(short["score_efficiency"]), (
+        "efficiency scores do not follow work per joule")
+
+
+def test_work_per_joule_is_work_per_hour_over_energy_per_hour():
+    """Energy per hour at P watts is 3,600·P joules: 3.6 million tokens an hour at 1,000 W is one token per
+    joule (MLPerf Power: throughput / power); unknown power stays unknown; a zero power is refused."""
+    from accelkit import energy
+
+    assert energy.work_per_joule(3.6e6, 1000.0) == pytest.approx(1.0)
+    out = energy.work_per_joule(np.array([3.6e6, 7.2e6]), np.array([np.nan, 500.0]))
+    assert np.isnan(out[0]) and out[1] == pytest.approx(4.0)
+    with pytest.raises(ValueError, match="watts"):
+        energy.work_per_joule(3.6e6, 0.0)

@@ -133,7 +133,10 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
             hi, lo = np.where(above, mid, hi), np.where(above, lo, mid)
         T = hi
         w, rho = md1_wait(np.minimum(N / (T + D), x_max), service)
-        admit = np.maximum(N / x_max - D - T, 0.0)  # waiting for a free sequence slot
+        # waiting for a free sequence slot: only clients beyond what the engine holds wait for one (the
+        # cycle's steps carry the prompt share of every request, so O·step can exceed (O − 1)·TPOT + T even
+        # when every client has a slot -- for a mixture of experts by seconds, as more tokens read more experts)
+        admit = np.where(N > most, np.maximum(N / x_max - D - T, 0.0), 0.0)
         x = np.minimum(N / (T + admit + D), x_max)
     else:
         w, rho = md1_wait(lam, service)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import memory, sizing, units
+from ..energy import work_per_joule
 from ..catalog import load_catalog, memory_bytes, peak_flops
 from .ranking import _ecosystem_scores
 from .scoring import _scale, _weights, speed_score, weighted_score
@@ -109,6 +110,7 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
         total = purchase + energy
         rentable = np.ones(len(catalog), dtype=bool)
     cost = total / d_arr * units.MEGA
+    tdp = catalog["tdp_w"].where(catalog["tdp_w"] > 0).to_numpy(dtype=float)
     scores = _ecosystem_scores(scenario, catalog)
     ok_device = np.isfinite(peak[0, 0]) & np.isfinite(usable) & (scores["ecosystem_fails"].to_numpy() == 0)
     if scenario.segments:
@@ -124,7 +126,9 @@ def rank_grid(scenario, params, tokens, catalog=None, weights=None):
         "time": np.where(ok, speed_score(np.where(ok, scenario.time_target_days / days, np.nan),
                                          scenario.target_headroom), 0.0),
         "cost": _scale(cost, log=True, higher_is_better=False, mask=ok),
-        "efficiency": _scale(np.broadcast_to(peak / catalog["tdp_w"].to_numpy(), ok.shape), log=True, mask=ok),
+        # tokens trained per joule at the maximum power, as rank() scores efficiency
+        "efficiency": _scale(work_per_joule(per_device * units.SECONDS_PER_HOUR, tdp[None, None, :]),
+                             log=True, mask=ok),
         "ecosystem": np.where(ok, scores["ecosystem_score"].to_numpy() / 100.0, 0.0),
         "headroom": _scale(np.clip(usable / state - 1.0, 0, 3), mask=ok),
     }

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .. import memory, sizing, units
+from ..energy import work_per_joule
 from ..catalog import load_catalog, memory_bytes
 from ..i18n import _, language
 from .reasons import _efficiency_words, _per, _past, _reason, _segment, _unknown_words, _why_words
@@ -128,6 +129,9 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         total_cost_usd=total[""], total_cost_usd_low=total["_low"], total_cost_usd_high=total["_high"],
         cost_per_million_tokens=per_million[""], cost_per_million_tokens_low=per_million["_low"],
         cost_per_million_tokens_high=per_million["_high"], flops_per_w=peak / catalog["tdp_w"],
+        # the efficiency criterion: the scenario's own work per joule at the maximum power, not peak per watt
+        # (a memory-bound decode or embedding gather gains nothing from peak FLOP/s)
+        work_per_joule=work_per_joule(work[""], catalog["tdp_w"].where(catalog["tdp_w"] > 0)),
         headroom=usable / need_bytes - 1.0,
     )
 
@@ -392,7 +396,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                   _("price unknown: the cheapest way to meet the demand cannot be placed"))
         v.cannot_verify(projectable & f["devices_needed"].notna() & f["total_cost_usd"].isna(), placed,
                         _("a quoted price (the decision chapter takes quotes), or the cost weight set to 0"))
-    raw = {"time": f["target_margin"], "cost": f["cost_per_million_tokens"], "efficiency": f["flops_per_w"],
+    raw = {"time": f["target_margin"], "cost": f["cost_per_million_tokens"], "efficiency": f["work_per_joule"],
            "ecosystem": f["ecosystem_score"], "headroom": f["headroom"]}
     unknown = pd.DataFrame({k: ~np.isfinite(x.to_numpy(dtype=float)) for k, x in raw.items()}, index=catalog.index)
     if scenario.exclude_unknown:
@@ -407,7 +411,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     s = short.to_numpy()
     crit.loc[s, "time"] = speed_score(f.loc[s, "target_margin"], scenario.target_headroom)
     crit.loc[s, "cost"] = _scale(f.loc[s, "cost_per_million_tokens"], log=True, higher_is_better=False)
-    crit.loc[s, "efficiency"] = _scale(f.loc[s, "flops_per_w"], log=True)
+    crit.loc[s, "efficiency"] = _scale(f.loc[s, "work_per_joule"], log=True)
     crit.loc[s, "ecosystem"] = f.loc[s, "ecosystem_score"].to_numpy(dtype=float) / 100.0
     crit.loc[s, "headroom"] = _scale(f.loc[s, "headroom"].clip(lower=0, upper=3))
     score, n_known = weighted_score({k: crit[k].to_numpy() for k in CRITERIA}, w)
@@ -429,7 +433,7 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                 "days_right_sized", "latency_ms", "target_margin", "target_margin_low", "target_margin_high",
                 "purchase_unit", "units_to_buy", "devices_rented", "total_cost_usd", "total_cost_usd_low", "total_cost_usd_high",
                 "purchase_usd", "energy_usd", "rent_usd", "cloud_usd_per_hour", "cloud_price_basis",
-                "cloud_providers", "cloud_largest_instance", "cost_per_million_tokens", "flops_per_w",
+                "cloud_providers", "cloud_largest_instance", "cost_per_million_tokens", "flops_per_w", "work_per_joule",
                 "ecosystem_score", "headroom", "memory_per_device_gb", "tokens_per_device_hour"):
         out[col] = f[col]
     out["cloud_usd"] = f["rent_usd"]

@@ -166,9 +166,12 @@ def rank_stability(scenario, catalog=None, weights=None, draws=500, seed=0, top=
     costs = draw(*(short[c].to_numpy(dtype=float) for c in ("cost_per_million_tokens", "cost_per_million_tokens_low",
                                                               "cost_per_million_tokens_high")))
     fixed = {k: np.broadcast_to(short[f"score_{k}"].to_numpy(dtype=float), margins.shape)
-             for k in ("efficiency", "ecosystem", "headroom")}
+             for k in ("ecosystem", "headroom")}
+    # work per joule moves with the drawn speed (the margin's ratio to its middle)
+    per_joule = short["work_per_joule"].to_numpy(dtype=float)[None, :] * margins / time_mid[None, :]
     crit = {"time": speed_score(margins, scenario.target_headroom),
-            "cost": _scale(costs, log=True, higher_is_better=False), **fixed}
+            "cost": _scale(costs, log=True, higher_is_better=False),
+            "efficiency": _scale(per_joule, log=True), **fixed}
     score, _ = weighted_score(crit, w)
     order = np.argsort(-np.nan_to_num(score, nan=-1.0), axis=1)
     ranks = np.empty_like(order)

@@ -24,7 +24,7 @@ __all__ = ["decision_summary", "plan_words", "range_words", "money_range", "usd_
 _LOSES_ON = {
     "time": N_("slower against the target"),
     "cost": N_("costs more over the horizon"),
-    "efficiency": N_("less compute per watt"),
+    "efficiency": N_("less work per joule"),
     "ecosystem": N_("a weaker software ecosystem"),
     "headroom": N_("less memory headroom"),
 }
