@@ -20,7 +20,8 @@ in words.
   ``latency_target_ms`` and ``ttft_target_ms``, keeping the configuration with the
   most output tokens per second per device -- the search NVIDIA's aiconfigurator runs
   for its own GPUs (github.com/ai-dynamo/aiconfigurator), here for every vendor.
-* **Encoders and vision**: the precision only.
+* **Encoders and vision**: the precision; under a power envelope, a Jetson's highest ``nvpmodel``
+  mode within it (:func:`accelkit.projection.vision.vision`'s ``power_envelope_w``).
 
 With ``scenario.search_configurations`` off, the scenario's configuration is
 projected as given (what :func:`accelkit.sizing.per_device` does).
@@ -109,7 +110,7 @@ def best_configurations(scenario, catalog, measurements=None):
     out = better.copy()
     out.index = catalog.index
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
-                           "expert_parallel", "micro_batch_size", "recompute") if c in out]
+                           "expert_parallel", "micro_batch_size", "recompute", "power_mode", "power_w") if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
     from .projection.shapes import custom_shape
 
@@ -322,6 +323,10 @@ def _words(row, scenario):
         if b == b:
             batch = _("batch {n} per device") if ep == ep and ep > 1 else _("batch {n}")
             parts.append(batch.format(n=f"{b:.0f}"))
+        mode = row.get("power_mode")
+        if isinstance(mode, str) and mode:
+            # a Jetson under the scenario's power envelope, in its highest nvpmodel mode within it
+            parts.append(_("its {mode} power mode ({watts} W)").format(mode=mode, watts=f"{row['power_w']:g}"))
     if STAND_IN.get(scenario.precision) == p:
         parts.append(_("(in place of {precision}, which the device lacks: fp16's narrower range needs loss scaling in "
                        "training and an overflow check in serving)").format(precision=scenario.precision))

@@ -336,34 +336,6 @@ def frame_flops(model_name):
     return _frame_flops(model_name)
 
 
-def _lower_mode_words(device, envelope_w, preset, precision, batch_size, utilization, peak, frames_per_s):
-    """What ``device``'s highest power mode within ``envelope_w`` would deliver, in words ("" when the
-    device has no listed mode that fits): a Jetson over the envelope at its top mode may still run in a
-    lower ``nvpmodel`` mode (data/edge_power_modes.csv, :mod:`accelkit.projection.power_modes`). The whole
-    rate scales with the GPU's share in that mode (the DLAs' own clocks are not modelled: conservative
-    where they count)."""
-    from .projection.power_modes import load_power_modes
-    from .projection.vision import vision
-
-    if not np.isfinite(peak):
-        return ""  # no published peak at this precision: nothing to scale (the reason says so already)
-    modes = load_power_modes()
-    fits = modes[(modes["device"] == device) & (modes["power_w"] <= envelope_w)]
-    if fits.empty:
-        return ""
-    mode = fits.iloc[0]
-    try:
-        r = vision(device, preset, precision, batch_size, utilization=utilization, peak=np.array([peak], dtype=float),
-                   power_mode=mode["power_mode"])
-    except ValueError:
-        return ""  # the mode cannot be projected (its reason is the top mode's): no hint
-    if not np.isfinite(r["frames_per_s"]):
-        return ""
-    count = int(np.ceil(round(frames_per_s / r["frames_per_s"], 9)))
-    return _("; in its {mode} power mode: {units} unit(s), {ms} ms per frame").format(
-        mode=mode["power_mode"], units=max(count, 1), ms=f"{r['frame_ms']:.1f}")
-
-
 def _edge_peaks(rows, precision, use_npu=True):
     """The dense peak [OP/s] chapter 07 gives each device's convolutions, and its basis in words:
     INT8 from :func:`accelkit.catalog.int8_dense_estimate` (GPU only when ``use_npu`` is off and
@@ -380,25 +352,6 @@ def _edge_peaks(rows, precision, use_npu=True):
         return ops, basis
     ops = rows["fp16_tflops"].fillna(rows["bf16_tflops"]) * units.TERA
     return ops, pd.Series("published dense fp16", index=rows.index).where(ops.notna(), "")
-
-
-def lower_mode_hints(rows, envelope_w, model, precision, batch_size, utilization, frames_per_s, use_npu=True):
-    """Per device of ``rows`` over ``envelope_w`` at its top power: what its highest ``nvpmodel``
-    mode within the envelope delivers, in words ("" for the others). Chapter 07 and the decision
-    both say it with this function, so the two give one answer; it is a hint, never counted as
-    meeting the envelope (the decision's power, energy and efficiency stay the datasheet's)."""
-    from .projection.power_modes import load_power_modes
-
-    hints = pd.Series("", index=rows.index, dtype=object)
-    moded = set(load_power_modes()["device"])
-    over = (rows["tdp_w"] > envelope_w) & rows["name"].isin(moded)
-    if not over.any():
-        return hints
-    _flops, preset = frame_flops(model)
-    peaks, _basis = _edge_peaks(rows[over], precision, use_npu)
-    for i, name, peak in zip(rows.index[over], rows.loc[over, "name"], peaks):
-        hints[i] = _lower_mode_words(name, envelope_w, preset, precision, batch_size, utilization, peak, frames_per_s)
-    return hints
 
 
 def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=None, latency_ms=None,
@@ -435,7 +388,9 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
         One row per device: ``name, ops_per_s`` [OP/s], ``basis``, ``units``,
         ``fps_per_unit``, ``frame_ms`` (time of one pass of ``batch_size`` frames: what a
         frame waits for its result),
-        ``power_w`` (all units), ``cost_usd`` (NaN without a list price),
+        ``run_mode`` (the ``nvpmodel`` mode a Jetson over ``power_w`` runs in: its highest within
+        it; "" for the catalogue's top mode), ``unit_w`` (one unit's power in that mode, else its
+        TDP), ``power_w`` (all units), ``cost_usd`` (NaN without a list price),
         ``weights_fit``, ``meets`` (all targets), ``reason`` (the first target
         missed, in words) and ``why`` (the projection's reason when a frame time cannot be
         projected, in English as the projection writes it; translate with
@@ -454,12 +409,15 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
     out["basis"] = basis
     from .projection.vision import vision
 
+    # over a power budget, a Jetson runs in its highest nvpmodel mode within it (vision() picks it)
     projected = vision(None, preset, precision, batch_size, catalog=rows, utilization=utilization,
-                       peak=ops.to_numpy(dtype=float))
+                       peak=ops.to_numpy(dtype=float), power_envelope_w=power_w)
     out["fps_per_unit"] = projected["frames_per_s"].to_numpy()
     out["units"] = np.ceil(np.round(streams * fps / out["fps_per_unit"], 9)).clip(lower=1)
     out["frame_ms"] = projected["frame_ms"].to_numpy()
-    out["power_w"] = out["units"] * out["tdp_w"]
+    out["run_mode"] = projected["power_mode"].to_numpy()
+    out["unit_w"] = np.where(out["run_mode"] != "", projected["power_w"].to_numpy(), out["tdp_w"].to_numpy())
+    out["power_w"] = out["units"] * out["unit_w"]
     out["cost_usd"] = out["units"] * out["price_usd"]
     weights = float(preset["params"]) * memory.bytes_per_param(precision)
     out["weights_fit"] = (out["memory_gb"] * units.GIGA > weights) | out["memory_gb"].isna()
@@ -474,10 +432,9 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
         reasons[slow] = [_("{ms} ms per frame > {target} ms").format(ms=f"{v:.1f}", target=f"{latency_ms:g}")
                          for v in out.loc[slow, "frame_ms"]]
     if power_w is not None:
-        hot = (reasons == "") & (out["tdp_w"] > power_w)
-        hints = lower_mode_hints(rows, power_w, model, precision, batch_size, utilization, streams * fps, use_npu)
-        reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}") + hint
-                        for v, hint in zip(out.loc[hot, "tdp_w"], hints.to_numpy()[hot.to_numpy()])]
+        hot = (reasons == "") & (out["unit_w"] > power_w)
+        reasons[hot] = [_("{watts} W per box > {envelope} W").format(watts=f"{v:g}", envelope=f"{power_w:g}")
+                        for v in out.loc[hot, "unit_w"]]
     if budget_usd is not None:
         dear = (reasons == "") & (out["cost_usd"] > budget_usd)
         reasons[dear] = [_("{cost} > budget {budget}").format(cost=f"${v:,.0f}", budget=f"${budget_usd:,.0f}")

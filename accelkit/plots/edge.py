@@ -13,17 +13,22 @@ __all__ = ["edge_fit_chart", "edge_units_chart"]
 def edge_fit_chart(table, latency_ms=None, power_w=None, title=None):
     """Each device at (compute time per frame, power per box); green = meets every target."""
     title = title or _("Edge devices: time per frame vs power per box")
-    data = table.dropna(subset=["frame_ms", "tdp_w"])
+    # the power each box runs at: a Jetson configured into a lower nvpmodel mode under the envelope
+    # draws that mode's watts (edge_fit's ``unit_w``), every other its TDP
+    data = table.assign(
+        box_w=table["unit_w"] if "unit_w" in table else table["tdp_w"],
+        mode_words=table["run_mode"].where(table["run_mode"].astype(bool), table["power_mode"])
+        if "run_mode" in table else table["power_mode"]).dropna(subset=["frame_ms", "box_w"])
     if data.empty:
         return empty_figure(_("No edge device has both a compute figure and a power figure"), title)
     traces = [{
-        "type": "scatter", "x": group["frame_ms"], "y": group["tdp_w"], "mode": "markers+text", "text": group["name"],
+        "type": "scatter", "x": group["frame_ms"], "y": group["box_w"], "mode": "markers+text", "text": group["name"],
         "textposition": "top center", "textfont": {"size": 9},
         "name": _("meets the targets") if meets else _("misses a target"),
         "marker": {"size": 8 + 3 * np.sqrt(group["units"].clip(upper=100)), "color": "#2ca02c" if meets else "#9e9e9e",
                    "line": {"width": 1, "color": "#333"}},
         "customdata": np.stack([group["units"], group["fps_per_unit"], group["reason"], group["basis"],
-                                group["power_mode"]], axis=-1),
+                                group["mode_words"]], axis=-1),
         "hovertemplate": "<b>%{text}</b><br>%{x:.2f} " + _("ms per frame") + "<br>%{y:g} " + _("W per box")
                          + " (%{customdata[4]})<br>%{customdata[0]:.0f} " + _("unit(s)") + ", %{customdata[1]:,.0f} "
                          + _("fps each") + "<br>%{customdata[3]}<br>%{customdata[2]}<extra></extra>",

@@ -262,9 +262,11 @@ def _serving(scenario, catalog, measurements, ceil, kind, search=False):
 
 def _vision(scenario, catalog, measurements, ceil):
     """An image model served at the scenario's batch: :func:`~accelkit.projection.vision.vision`, the
-    function chapter 07 and the claims call too (the person's ``utilization`` where given)."""
+    function chapter 07 and the claims call too (the person's ``utilization`` where given); under a
+    power envelope a Jetson runs in its highest ``nvpmodel`` mode within it, as chapter 07 runs it."""
     r = vision(None, scenario.model, precision=scenario.precision, batch_size=scenario.batch_size, catalog=catalog,
-               measurements=measurements, utilization=scenario.utilization)
+               measurements=measurements, utilization=scenario.utilization,
+               power_envelope_w=scenario.power_envelope_w or None)
     out = r.copy()
     for level in ("", "_low", "_high"):
         out[f"work_per_device_hour{level}"] = r[f"frames_per_s{level}"] * units.SECONDS_PER_HOUR

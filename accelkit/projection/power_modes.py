@@ -27,7 +27,7 @@ from pathlib import Path
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_power_modes", "power_modes_of", "mode_scale"]
+__all__ = ["load_power_modes", "power_modes_of", "mode_scale", "mode_within"]
 
 MODES_SCHEMA = Schema("the edge power modes CSV", (
     Column("device", required=True, nonempty=True), Column("power_mode", required=True, nonempty=True),
@@ -86,3 +86,15 @@ def mode_scale(device, power_mode, path=None):
     gpu = on * float(row["gpu_max_mhz"]) / (on_top * float(top["gpu_max_mhz"]))
     memory = float(row["emc_max_mhz"]) / float(top["emc_max_mhz"])
     return gpu, memory, row.to_dict()
+
+
+def mode_within(device, envelope_w, path=None):
+    """The highest listed ``nvpmodel`` mode of ``device`` that draws at most ``envelope_w``: its
+    name and watts, or ``None`` (no modes listed, or none that fits). The top mode counts only where
+    its power is published; the modes are taken in the file's order (top first, then lower)."""
+    table = _load(data_path("edge_power_modes.csv") if path is None else path)
+    rows = table[(table["device"] == device) & (table["power_w"] <= float(envelope_w))]
+    if rows.empty:
+        return None
+    row = rows.iloc[0]
+    return {"power_mode": row["power_mode"], "power_w": float(row["power_w"])}

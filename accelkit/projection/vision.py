@@ -177,8 +177,35 @@ def _stacks_for(ceil, stack):
     return np.array([by_vendor.get(vendors.get(n, ""), "vendor-compiler") for n in ceil["name"]], dtype=object)
 
 
+def _mode_shares(ceil, single, catalog, power_mode, power_envelope_w):
+    """Per device: the GPU-rate and memory-bandwidth shares its power mode keeps, the mode's name
+    ("" for the catalogue's top mode) and its watts (NaN: the datasheet's maximum power)."""
+    from ..catalog import load_catalog
+    from .power_modes import load_power_modes, mode_scale, mode_within
+
+    n = len(ceil)
+    gpu, memory = np.ones(n), np.ones(n)
+    names, watts = np.full(n, "", dtype=object), np.full(n, np.nan)
+    if power_mode is not None:
+        if not single:
+            raise ValueError("power_mode applies to one device; give device as one name")
+        gpu[0], memory[0], row = mode_scale(ceil["name"].iloc[0], power_mode)
+        names[0], watts[0] = row["power_mode"], float(row["power_w"])
+    elif power_envelope_w is not None:
+        tdp = (load_catalog() if catalog is None else catalog).set_index("name")["tdp_w"]
+        listed = set(load_power_modes()["device"])
+        for i, name in enumerate(ceil["name"]):
+            over = name in listed and tdp.get(name, np.nan) > power_envelope_w
+            mode = mode_within(name, power_envelope_w) if over else None
+            if mode is not None:
+                gpu[i], memory[i], _row = mode_scale(name, mode["power_mode"])
+                names[i], watts[i] = mode["power_mode"], mode["power_w"]
+    return gpu, memory, names, watts
+
+
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
-           utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, layers=None, **overrides):
+           utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, layers=None, power_envelope_w=None,
+           **overrides):
     """Projected time per pass and frames per second of an image model, per device.
 
     Parameters
@@ -209,6 +236,11 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         ``50W``, ``30W``, ``15W``, ...; one device only): its GPU rate and memory bandwidth
         scale by the TPCs and clocks the mode keeps (:mod:`accelkit.projection.power_modes`).
         Default: the catalogue's figures (the top mode).
+    power_envelope_w : float, optional
+        A power budget per device [W]: a device whose TDP exceeds it runs in its highest
+        ``nvpmodel`` mode within it (:func:`~accelkit.projection.power_modes.mode_within`), as an
+        engineer would configure it; a device with no such mode keeps its catalogue figures
+        (the limit then excludes it). ``power_mode`` / ``power_w`` say which mode each runs in.
     layers : pandas.DataFrame, optional
         A layer table in place of the preset's (:func:`~accelkit.projection.vision_layers.layer_table`'s
         columns); :func:`~accelkit.projection.recommender.recommender` passes its embedding gather at
@@ -221,7 +253,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         time a frame waits for its pass), ``frames_per_s`` (per device), each with
         ``_low``/``_high``; ``compute_s``, ``memory_s``, ``floor_s`` (the parts),
         ``peak_ops``, ``matmul_source``, ``memory_source``, ``stack`` (the stack
-        used), ``kernels`` (kernels per pass), ``feasible``/``why``.
+        used), ``kernels`` (kernels per pass), ``power_mode`` / ``power_w`` (the
+        ``nvpmodel`` mode run and its watts; "" and NaN: the top mode at the TDP), ``feasible``/``why``.
     """
     from .._validate import check_fraction
 
@@ -235,13 +268,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     layers = layer_table(row, seq_len) if layers is None else layers
     if layers is not None:
         flops = float(layers["flops"].sum())
-    gpu_share, memory_share, mode_row = 1.0, 1.0, {}
-    if power_mode is not None:
-        from .power_modes import mode_scale
-
-        if not single:
-            raise ValueError("power_mode applies to one device; give device as one name")
-        gpu_share, memory_share, mode_row = mode_scale(ceil["name"].iloc[0], power_mode)
+    gpu_share, memory_share, mode_names, mode_w = _mode_shares(ceil, single, catalog, power_mode, power_envelope_w)
     stacks = _stacks_for(ceil, stack)
     execution = {st: stack_row(st)["execution"] for st in set(stacks)}
     eager = np.array([execution[st] == "eager" for st in stacks])
@@ -283,8 +310,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["peak_ops"] = peak_ops
     out["stack"] = np.where(only_pub, "vendor-compiler", stacks)
     out["kernels"] = kernels
-    out["power_mode"] = np.full(len(ceil), mode_row.get("power_mode", ""), dtype=object)
-    out["power_w"] = np.full(len(ceil), float(mode_row.get("power_w", np.nan)))
+    out["power_mode"] = mode_names
+    out["power_w"] = mode_w
     out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if utilization is None else
                             np.full(len(ceil), f"your utilisation {utilization:.0%} of the dense {mm_precision} peak"))
     out["matmul_source"] = np.where(only_pub, src_pub, out["matmul_source"])

@@ -79,6 +79,11 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         rates["cloud_providers"], rates["cloud_price_basis"] = 0, ""
         rates["cloud_largest_instance"] = rates["cloud_smallest_instance"] = np.nan
     plan = purchase_plan(catalog, needed[""], deployment=scenario.deployment)
+    # the power a device runs at: a Jetson configured into a lower nvpmodel mode draws that mode's
+    # watts (vision under a power envelope), every other device its datasheet maximum
+    moded = table["power_mode"].fillna("").astype(str).ne("") if "power_mode" in table else \
+        pd.Series(False, index=catalog.index)
+    run_w = table["power_w"].where(moded, catalog["tdp_w"]) if "power_w" in table else catalog["tdp_w"]
     if training:
         demand_work = float(scenario.tokens)
     else:
@@ -106,8 +111,8 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
             unit_plan = plan if level == "" else purchase_plan(catalog, count, deployment=scenario.deployment)
             price_col = "purchase_usd" if level == "" else f"purchase{level}_usd"
             purchase[level] = unit_plan[price_col] * factor
-            energy[level] = (unit_plan["power_w"] / count.where(count > 0)) * hours_used / units.WATTS_PER_KW \
-                * scenario.pue * scenario.electricity_usd_per_kwh
+            per_device_w = (unit_plan["power_w"] / count.where(count > 0)).where(~moded, run_w)
+            energy[level] = per_device_w * hours_used / units.WATTS_PER_KW * scenario.pue * scenario.electricity_usd_per_kwh
             total[level] = purchase[level] + energy[level]
     per_million = {lv: total[lv] / demand_work * units.MEGA for lv in total}
     usable = memory.usable_bytes(memory_bytes(catalog).fillna(1.0)).where(catalog["memory_gb"].notna())
@@ -129,9 +134,9 @@ def _figures(scenario, catalog, price_factor=1.0, price_device=None, measurement
         total_cost_usd=total[""], total_cost_usd_low=total["_low"], total_cost_usd_high=total["_high"],
         cost_per_million_tokens=per_million[""], cost_per_million_tokens_low=per_million["_low"],
         cost_per_million_tokens_high=per_million["_high"], flops_per_w=peak / catalog["tdp_w"],
-        # the efficiency criterion: the scenario's own work per joule at the maximum power, not peak per watt
-        # (a memory-bound decode or embedding gather gains nothing from peak FLOP/s)
-        work_per_joule=work_per_joule(work[""], catalog["tdp_w"].where(catalog["tdp_w"] > 0)),
+        # the efficiency criterion: the scenario's own work per joule at the power the device runs at (its
+        # maximum, or a Jetson's mode), not peak per watt (a memory-bound decode gains nothing from peak FLOP/s)
+        work_per_joule=work_per_joule(work[""], run_w.where(run_w > 0)), run_power_w=run_w,
         headroom=usable / need_bytes - 1.0,
     )
 
@@ -354,15 +359,11 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
                f["ecosystem_reason"].astype(str).map(lambda x: _("ecosystem: {reason}").format(reason=x)))
     if scenario.power_envelope_w:
         envelope = scenario.power_envelope_w
-        over = catalog["tdp_w"].map(lambda x: _("{tdp} W TDP > power envelope {envelope} W").format(
+        # a Jetson serving images runs in its highest nvpmodel mode within the envelope (its run power); the
+        # limit applies to the power each device runs at
+        over = f["run_power_w"].map(lambda x: _("{tdp} W TDP > power envelope {envelope} W").format(
             tdp=f"{x:g}", envelope=f"{envelope:g}"))
-        if (f["kind"] == "vision").all():
-            # a Jetson over the envelope at its top mode: what its highest nvpmodel mode within it delivers,
-            # the words chapter 07 prints (a hint; the device stays excluded, as it does there)
-            over = over + sizing.lower_mode_hints(catalog, envelope, scenario.model, scenario.precision,
-                                                  scenario.batch_size, scenario.utilization,
-                                                  scenario.streams * scenario.frames_per_s)
-        v.check(catalog["tdp_w"], catalog["tdp_w"] > envelope,
+        v.check(f["run_power_w"], f["run_power_w"] > envelope,
                 _("maximum power not published (envelope {envelope} W)").format(envelope=f"{envelope:g}"),
                 _("the datasheet's maximum power, or a measured draw under load"), over)
     if training:
@@ -446,8 +447,9 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
     out["efficiency_source"] = [_efficiency_words(mm, mem) for mm, mem in
                                 zip(f["matmul_source"].astype(str), f["memory_source"].astype(str))]
+    out["run_power_w"] = f["run_power_w"]
     for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "expert_parallel",
-                  "zero_stage", "batch_size",
+                  "zero_stage", "batch_size", "power_mode",
                   "configuration", "ttft_s", "ttft_s_low", "ttft_s_high"):
         if extra in f:
             out[extra] = f[extra]

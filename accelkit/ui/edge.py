@@ -218,10 +218,13 @@ class EdgePanel(Panel):
         summary.append(claim_verdict)
         shown = table[["name", "ops_per_s", "basis", "units", "fps_per_unit", "frame_ms", "power_w", "cost_usd",
                        "reason"]].copy()
+        # the nvpmodel mode each Jetson runs in: its highest within the envelope, else the catalogue's (top) mode
+        shown.insert(1, "mode", table["run_mode"].where(table["run_mode"] != "", table["power_mode"]).fillna(""))
         shown["ops_per_s"] = shown["ops_per_s"] / units.TERA
-        shown["reason"] = [r or _("meets every target") for r in shown["reason"]]
+        shown["reason"] = [r or (_("meets every target in its {mode} power mode").format(mode=m) if m else
+                                 _("meets every target")) for r, m in zip(shown["reason"], table["run_mode"])]
         ops = f"{c['precision']} [T(FL)OP/s]"
-        shown.columns = [_("device"), ops, _("basis"), _("units"), _("fps per unit"), _("ms per frame"),
+        shown.columns = [_("device"), _("power mode"), ops, _("basis"), _("units"), _("fps per unit"), _("ms per frame"),
                          _("power [W]"), _("cost [USD]"), _("verdict")]
         # a device that can never keep up needs infinitely many units: 'does not fit', never 'inf'
         fmt = {ops: "{:,.1f}".format, _("units"): people_format(), _("fps per unit"): people_format(),
@@ -249,5 +252,6 @@ class EdgePanel(Panel):
                 r = t.loc[name]
                 figure = (f"{r['units']:.0f} unit(s), {r['frame_ms']:.2f} ms per frame" if r["frame_ms"] == r["frame_ms"]
                           else "not projected")
-                lines.append(f"{name}: {figure} ({r['reason'] or 'meets every target'})")
+                mode = f" in its {r['run_mode']} power mode" if r["run_mode"] else ""
+                lines.append(f"{name}: {figure} ({r['reason'] or 'meets every target' + mode})")
         return "\n".join(lines)

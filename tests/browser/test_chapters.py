@@ -121,6 +121,15 @@ def test_edge(page, chapters_url):
     after = wait_for_change(page, before, "plots")
     assert "64 streams" in after["summary"]
     _bad_then_good(page, "latency target [ms per frame]", -1, 33, "latency ms must be > 0")
+    # under the chapter's 30 W envelope the 60 W AGX Orin runs in its 30W nvpmodel mode; raised to 60 W,
+    # it runs at its top mode again, and the chart follows
+    agx = page.locator("tr", has_text="Jetson AGX Orin 64GB").first
+    assert "30W" in agx.inner_text(), agx.inner_text()
+    before = snapshot(page)
+    type_number(page, "power envelope [W per box, 0 = none]", 60)
+    wait_for_change(page, before, "plots")
+    wait_until(page, lambda _now: "MAXN" in page.locator("tr", has_text="Jetson AGX Orin 64GB").first.inner_text(),
+               "the AGX Orin's row naming its top mode")
 
 
 def test_local_probe_runs_on_this_machine(page, chapters_url):
