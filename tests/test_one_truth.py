@@ -117,6 +117,23 @@ def test_training_days_are_one_figure_in_demand_cluster_and_decision(catalog):
         assert f"{days:.1f}" == f"{ranked.loc[device, 'days_on_n']:.1f}", device
 
 
+def test_a_device_chapter_01_cannot_project_at_bf16_says_how_the_decision_runs_it(catalog):
+    """The T4 publishes no dense bf16 peak: chapter 01 cannot project a bf16 run on it, while the decision
+    runs it in fp16, bf16's stand-in. Chapter 01 says so, with the decision's configuration and days --
+    one answer for the device, not 'cannot be projected' here and a figure there."""
+    from accelkit.ui.demand import DemandPanel
+
+    s = Scenario(model="Llama-2 7B", tokens=2e10, time_target_days=30, n_devices=8, deployment="cloud",
+                 devices=["T4", "A100 80GB SXM"])
+    ranked = _ranked(s, catalog)
+    assert ranked.loc["T4", "precision"] == "fp16", "premise: the decision runs the T4 in fp16"
+    words = " ".join(DemandPanel(s.copy(), catalog=catalog).result["summary"])
+    said = re.search(r"T4 \(no published dense bf16 peak; chapter 09 runs it as (fp16, .+?): ([\d.]+) days\)", words)
+    assert said, f"chapter 01 does not say how the decision runs the T4: {words[-600:]}"
+    assert said.group(1) == ranked.loc["T4", "configuration"]
+    assert said.group(2) == f"{ranked.loc['T4', 'days_on_n']:.1f}"
+
+
 @pytest.mark.parametrize("kind", ["serving", "training", "vision"])
 def test_the_total_over_the_horizon_is_the_decisions(kind, catalog):
     from accelkit.ui.energy_tco import TCOPanel

@@ -177,12 +177,13 @@ class DemandPanel(Panel):
         table = sizing.per_device(s, self.catalog, list(c["devices"]) or None, measurements=measurements)
         known = table[table["feasible"].astype(bool) & table["peak_flops"].notna()]
         decision = None
-        if s.search_configurations and not known.empty:
+        if s.search_configurations and not table.empty:
             # the decision's own figure per device: the configuration chapter 09 searches (batch, tensor parallel,
-            # ZeRO stage, precision), next to this chapter's figure at the scenario's settings
+            # ZeRO stage, precision), next to this chapter's figure at the scenario's settings -- also for a
+            # device this chapter cannot project at the scenario's precision (fp16 stands in for bf16 there)
             from ..configsearch import best_configurations
 
-            decision = best_configurations(s, self.catalog[self.catalog["name"].isin(known["name"])],
+            decision = best_configurations(s, self.catalog[self.catalog["name"].isin(table["name"])],
                                            measurements=measurements)
         mem = sizing.memory_need(s)
         training = s.workload in sizing.TRAINING_WORKLOADS
@@ -291,7 +292,7 @@ class DemandPanel(Panel):
         missing = table[~table["name"].isin(known["name"])]
         if len(missing):
             summary.append(_("{n} selected device(s) cannot be projected and are left out: {which}.").format(
-                n=len(missing), which="; ".join(f"{n} ({why_words(w)})"
+                n=len(missing), which="; ".join(f"{n} ({self._missing_words(n, w, decision, unit, training)})"
                                                 for n, w in zip(missing["name"], missing["why"]))))
         if measurements is not None:
             summary.append(_("Using your measurements ({source}) for {device} where it is in the catalogue.").format(
@@ -401,6 +402,20 @@ class DemandPanel(Panel):
                 "seed": table_html(seed_shown, {"TFLOP/s": people_format(), _("× the claim"): people_format()}),
             },
         }
+
+    @classmethod
+    def _missing_words(cls, name, why, decision, unit, training):
+        """Why this chapter cannot project a device and, where chapter 09 can (fp16 standing in for bf16,
+        say), how it runs it: one answer for the device in both places."""
+        words = why_words(why)
+        if decision is None or name not in set(decision["name"]):
+            return words
+        row = decision.set_index("name").loc[name]
+        figure = row["days_on_n" if training else "latency_s"]
+        if not figure == figure:
+            return words
+        return _("{why}; chapter 09 runs it as {configuration}: {figure}").format(
+            why=words, configuration=row["configuration"], figure=cls._decision_figure(row, unit))
 
     @staticmethod
     def _decision_figure(row, unit):
