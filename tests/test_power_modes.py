@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from accelkit.projection import vision
-from accelkit.projection.power_modes import load_power_modes, mode_scale, power_modes_of
+from accelkit.projection.power_modes import dla_share, load_power_modes, mode_scale, power_modes_of
 
 
 def test_every_mode_cites_the_configuration_file_it_comes_from():
@@ -25,6 +25,34 @@ def test_tpcs_times_clock_give_nvidias_published_tops_per_mode(mode):
     assert gpu * top == pytest.approx(published, rel=0.05), f"{mode}: {gpu * top:.1f} vs the published {published}"
 
 
+@pytest.mark.parametrize("mode", ["MAXN", "50W", "30W", "15W"])
+def test_the_dla_clock_gives_nvidias_published_dla_tops_per_mode(mode):
+    """The AGX Orin's two DLAs: 105, 92, 90 and 40 sparse INT8 TOPS (DLA README); the mode's DLA clock
+    over the top mode's (1,600, 1,369.6, 1,369.6, 614.4 MHz from the nvpmodel confs and the data sheet)
+    gives 105, 90, 90 and 40."""
+    modes = load_power_modes().set_index(["device", "power_mode"])
+    published = modes.loc[("Jetson AGX Orin 64GB", mode), "dla_int8_tops_sparse"]
+    rule = dla_share("Jetson AGX Orin 64GB", mode) * 105.0
+    assert rule == pytest.approx(published, rel=0.03), f"{mode}: {rule:.1f} vs the published {published}"
+
+
+def test_a_mode_keeps_the_gpu_and_the_dla_parts_of_the_int8_rate_by_their_own_clocks():
+    """At INT8 the AGX Orin's dense peak is half of 170 (GPU) + 105 (DLA) sparse TOPS. In its 30W mode the
+    GPU keeps 23.5 % (4 of 8 TPCs at 612 of 1,300 MHz) and the DLAs 85.6 % (1,369.6 of 1,600 MHz): the
+    convolutions' rate keeps (85 × 0.235 + 52.5 × 0.856) / 137.5 = 47 % -- NVIDIA's per-mode table gives
+    (41 + 90) / (171 + 105) = 47.5 %. GPU only (chapter 07 with the DLAs idle), the GPU's 23.5 %."""
+    both = vision("Jetson AGX Orin 64GB", "YOLOv8s", "int8", 64, power_mode="30W")
+    top = vision("Jetson AGX Orin 64GB", "YOLOv8s", "int8", 64)
+    assert both["compute_s"] / top["compute_s"] == pytest.approx(137.5 / (85 * 612 / 1300 * 4 / 8
+                                                                           + 52.5 * 1369.6 / 1600), rel=1e-6)
+    gpu_peak = [85e12]
+    gpu_only = vision("Jetson AGX Orin 64GB", "YOLOv8s", "int8", 64, power_mode="30W", peak=gpu_peak)
+    gpu_top = vision("Jetson AGX Orin 64GB", "YOLOv8s", "int8", 64, peak=gpu_peak)
+    assert gpu_only["compute_s"] / gpu_top["compute_s"] == pytest.approx(1300 * 8 / (612 * 4), rel=1e-6)
+    # fp16 never counts the DLAs (chapter 07's fp16 peak is the GPU's)
+    assert dla_share("Jetson Orin Nano 8GB", "7W") == 1.0  # no DLA listed: nothing to scale
+
+
 def test_the_15w_mode_is_one_tpc_above_nvidias_table():
     # nvpmodel's 15 W mask (248) leaves 3 of 8 TPCs on: 3/8 × 408/1300 × 170 = 20 TOPS; the DLA README says 14,
     # which two TPCs would give. The rule follows the configuration file; the gap is stated, not hidden.
@@ -36,7 +64,7 @@ def test_the_15w_mode_is_one_tpc_above_nvidias_table():
 def test_a_lower_mode_is_slower_and_the_result_names_it():
     top = vision("Jetson AGX Orin 64GB", "ResNet-50", precision="int8", batch_size=8)
     low = vision("Jetson AGX Orin 64GB", "ResNet-50", precision="int8", batch_size=8, power_mode="30W")
-    assert low["frames_per_s"] < 0.6 * top["frames_per_s"]
+    assert low["frames_per_s"] < 0.85 * top["frames_per_s"]  # the GPU keeps 23.5 %, the DLAs 85.6 %
     assert low["power_mode"] == "30W" and top["power_mode"] == ""
     assert low["power_w"] == 30
 
@@ -50,7 +78,8 @@ def test_an_unknown_mode_names_the_devices_modes():
 
 def test_the_edge_chapter_runs_a_jetson_over_the_envelope_in_its_highest_mode_within_it():
     """A 60 W AGX Orin under a 30 W budget is configured as an engineer would: nvpmodel 30W (4 of 8 TPCs
-    at 612 of 1,300 MHz), projected in that mode by projection.vision and drawing 30 W a box; under
+    at 612 of 1,300 MHz, the DLAs at 1,369.6 of 1,600), projected in that mode by projection.vision and
+    drawing 30 W a box; under
     10 W no listed mode fits and the budget excludes it."""
     from accelkit import load_catalog, sizing
 
@@ -59,7 +88,7 @@ def test_the_edge_chapter_runs_a_jetson_over_the_envelope_in_its_highest_mode_wi
     capped = sizing.edge_fit(load_catalog(), power_w=30, **kwargs).iloc[0]
     assert capped["run_mode"] == "30W" and capped["unit_w"] == 30 and top["run_mode"] == ""
     assert capped["power_w"] == capped["units"] * 30, "the boxes' power is not the mode's"
-    assert capped["frame_ms"] > 1.5 * top["frame_ms"], "the 30W mode runs as fast as the top mode"
+    assert capped["frame_ms"] > 1.2 * top["frame_ms"], "the 30W mode runs as fast as the top mode"
     engine = vision("Jetson AGX Orin 64GB", "YOLOv8s", "int8", 1, power_mode="30W")["frame_ms"]
     assert capped["frame_ms"] == pytest.approx(engine, rel=1e-9)
     assert capped["meets"], capped["reason"]

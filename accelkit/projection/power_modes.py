@@ -11,7 +11,11 @@ share of the device's catalogue figures (taken at its top mode) it keeps:
   per clock: NVIDIA Ampere GA102 whitepaper, "Third-generation Tensor Cores"); the TPCs on
   are the zero bits of ``TPC_PG_MASK`` among the GPU's ``cuda_cores / 256`` TPCs (Ampere:
   128 CUDA cores per SM, 2 SMs per TPC);
-* memory bandwidth ∝ the EMC clock.
+* memory bandwidth ∝ the EMC clock;
+* the DLAs' rate ∝ their clock (``DLA0_CORE`` / ``DLA1_CORE MAX_FREQ``; a DLA runs its convolutions
+  on a fixed array per clock): :func:`dla_share`. NVIDIA's README gives the AGX Orin's two DLAs
+  105, 92, 90 and 40 sparse INT8 TOPS in MAXN, 50 W, 30 W and 15 W; the clock rule gives 105,
+  90, 90 and 40.
 
 Checked against the one published per-mode table (NVIDIA Deep-Learning-Accelerator-SW
 README, AGX Orin 64GB GPU sparse INT8: MAXN 170, 50 W 109, 30 W 41, 15 W 14 TOPS): the
@@ -27,7 +31,7 @@ from pathlib import Path
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_power_modes", "power_modes_of", "mode_scale", "mode_within"]
+__all__ = ["load_power_modes", "power_modes_of", "mode_scale", "mode_within", "dla_share"]
 
 MODES_SCHEMA = Schema("the edge power modes CSV", (
     Column("device", required=True, nonempty=True), Column("power_mode", required=True, nonempty=True),
@@ -36,7 +40,9 @@ MODES_SCHEMA = Schema("the edge power modes CSV", (
     Column("tpc_pg_mask", "number", required=True, nonempty=True, expected="an integer bit mask"),
     Column("gpu_cuda_cores", "number", required=True, nonempty=True, expected="a number of CUDA cores"),
     Column("emc_max_mhz", "number", required=True, nonempty=True, expected="MHz"),
+    Column("dla_max_mhz", "number", required=True, expected="MHz (empty: the module has no DLA)"),
     Column("gpu_int8_tops_sparse", "number", required=True, expected="TOPS"),
+    Column("dla_int8_tops_sparse", "number", required=True, expected="TOPS"),
     Column("source_url", required=True, nonempty=True), Column("source_url_2", required=True),
     Column("quote", required=True, nonempty=True), Column("notes", required=True),
 ))
@@ -98,3 +104,14 @@ def mode_within(device, envelope_w, path=None):
         return None
     row = rows.iloc[0]
     return {"power_mode": row["power_mode"], "power_w": float(row["power_w"])}
+
+
+def dla_share(device, power_mode, path=None):
+    """The share of ``device``'s DLA rate (its catalogue figure, at the top mode) that ``power_mode``
+    keeps: the mode's DLA clock over the top mode's. 1 where the device lists no DLA clock."""
+    table = _load(data_path("edge_power_modes.csv") if path is None else path)
+    rows = table[table["device"] == device]
+    clocks = rows.set_index("power_mode")["dla_max_mhz"]
+    if rows.empty or not clocks.notna().all():
+        return 1.0
+    return float(clocks[power_mode]) / float(clocks.iloc[0])

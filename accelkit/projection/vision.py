@@ -178,19 +178,19 @@ def _stacks_for(ceil, stack):
 
 
 def _mode_shares(ceil, single, catalog, power_mode, power_envelope_w):
-    """Per device: the GPU-rate and memory-bandwidth shares its power mode keeps, the mode's name
-    ("" for the catalogue's top mode) and its watts (NaN: the datasheet's maximum power)."""
+    """Per device: the GPU-rate, memory-bandwidth and DLA-rate shares its power mode keeps, the mode's
+    name ("" for the catalogue's top mode) and its watts (NaN: the datasheet's maximum power)."""
     from ..catalog import load_catalog
-    from .power_modes import load_power_modes, mode_scale, mode_within
+    from .power_modes import dla_share, load_power_modes, mode_scale, mode_within
 
     n = len(ceil)
-    gpu, memory = np.ones(n), np.ones(n)
+    gpu, memory, dla = np.ones(n), np.ones(n), np.ones(n)
     names, watts = np.full(n, "", dtype=object), np.full(n, np.nan)
+    modes = {}
     if power_mode is not None:
         if not single:
             raise ValueError("power_mode applies to one device; give device as one name")
-        gpu[0], memory[0], row = mode_scale(ceil["name"].iloc[0], power_mode)
-        names[0], watts[0] = row["power_mode"], float(row["power_w"])
+        modes[0] = power_mode
     elif power_envelope_w is not None:
         tdp = (load_catalog() if catalog is None else catalog).set_index("name")["tdp_w"]
         listed = set(load_power_modes()["device"])
@@ -198,9 +198,29 @@ def _mode_shares(ceil, single, catalog, power_mode, power_envelope_w):
             over = name in listed and tdp.get(name, np.nan) > power_envelope_w
             mode = mode_within(name, power_envelope_w) if over else None
             if mode is not None:
-                gpu[i], memory[i], _row = mode_scale(name, mode["power_mode"])
-                names[i], watts[i] = mode["power_mode"], mode["power_w"]
-    return gpu, memory, names, watts
+                modes[i] = mode["power_mode"]
+    for i, mode in modes.items():
+        name = ceil["name"].iloc[i]
+        gpu[i], memory[i], row = mode_scale(name, mode)
+        dla[i] = dla_share(name, row["power_mode"])
+        names[i], watts[i] = row["power_mode"], float(row["power_w"])
+    return gpu, memory, dla, names, watts
+
+
+def _engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu, dla):
+    """The share of a device's rate its mode keeps: the GPU's and the DLAs' parts of the dense peak, each
+    by its own clock share. Only an INT8 peak counts the DLAs, and only where the peak given includes
+    them (chapter 07's GPU-only figure does not)."""
+    if mm_precision != "int8" or np.all(dla == gpu):
+        return gpu
+    from ..catalog import load_catalog
+
+    npu = ((load_catalog() if catalog is None else catalog).set_index("name")["npu_int8_tops_sparse"]
+           .reindex(ceil["name"]).to_numpy(dtype=float) / 2.0 * units.TERA)  # dense: half the 2:4-sparse figure
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dla_part = np.clip(1.0 - (own_peak - np.nan_to_num(npu)) / peak_ops, 0.0, 1.0)
+    dla_part = np.nan_to_num(dla_part)
+    return (1.0 - dla_part) * gpu + dla_part * dla
 
 
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
@@ -234,7 +254,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     power_mode : str, optional
         A Jetson's ``nvpmodel`` mode (``data/edge_power_modes.csv``: AGX Orin ``MAXN``,
         ``50W``, ``30W``, ``15W``, ...; one device only): its GPU rate and memory bandwidth
-        scale by the TPCs and clocks the mode keeps (:mod:`accelkit.projection.power_modes`).
+        scale by the TPCs and clocks the mode keeps, and at INT8 its DLAs' part of the peak by
+        their clock (:mod:`accelkit.projection.power_modes`).
         Default: the catalogue's figures (the top mode).
     power_envelope_w : float, optional
         A power budget per device [W]: a device whose TDP exceeds it runs in its highest
@@ -268,7 +289,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     layers = layer_table(row, seq_len) if layers is None else layers
     if layers is not None:
         flops = float(layers["flops"].sum())
-    gpu_share, memory_share, mode_names, mode_w = _mode_shares(ceil, single, catalog, power_mode, power_envelope_w)
+    gpu_share, memory_share, dla_share, mode_names, mode_w = _mode_shares(ceil, single, catalog, power_mode,
+                                                                          power_envelope_w)
     stacks = _stacks_for(ceil, stack)
     execution = {st: stack_row(st)["execution"] for st in set(stacks)}
     eager = np.array([execution[st] == "eager" for st in stacks])
@@ -277,6 +299,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     peak_ops = own_peak if peak is None else np.asarray(peak, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.where(own_peak > 0, peak_ops / own_peak, np.nan)
+    gpu_share = _engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu_share, dla_share)
     kernels = _kernels(layers, eager)
     floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_s_fused"])
     out = {"name": ceil["name"].to_numpy()}
