@@ -78,8 +78,9 @@ def work_per_joule(work_per_hour, watts):
         (:func:`accelkit.projection.for_scenario`'s ``work_per_device_hour``); NaN where
         not projected.
     watts : numeric or array
-        Power drawn while doing it [W]; the decision passes the maximum power (TDP), an
-        upper bound of the draw under load, so the figure is a floor. NaN where unknown.
+        Power drawn while doing it [W]; the decision passes the power the device runs at: its
+        maximum (TDP), an upper bound of the draw under load, so the figure is a floor, or a
+        Jetson's ``nvpmodel`` mode. NaN where unknown.
 
     Returns
     -------
@@ -89,12 +90,11 @@ def work_per_joule(work_per_hour, watts):
     watt rewards the wrong part there.
     """
     # NaN is "not projected" or "not published" and passes through; a known figure must make sense
-    for name, value, what in (("watts", watts, "a power in watts > 0"),
-                              ("work_per_hour", work_per_hour, "an amount of work per hour >= 0")):
-        arr = np.asarray(value, dtype=float)
-        bad = ~np.isnan(arr) & ~((arr > 0) if name == "watts" else (arr >= 0)) | np.isinf(arr)
+    w, work = np.asarray(watts, dtype=float), np.asarray(work_per_hour, dtype=float)
+    for name, bad, what in (("watts", (w <= 0) | np.isinf(w), "a power in watts > 0"),
+                            ("work_per_hour", (work < 0) | np.isinf(work), "an amount of work per hour >= 0")):
         if np.any(bad):
-            raise ValueError(f"{name} must be {what}; got {arr[bad].ravel()[0]!r}")
+            raise ValueError(f"{name} must be {what}; got {(w if name == 'watts' else work)[bad].ravel()[0]!r}")
     return work_per_hour / (units.SECONDS_PER_HOUR * watts)
 
 

@@ -28,8 +28,8 @@ DECISION_CRITERIA = {
                 "speed nobody asked for earns nothing)"), "faster, up to the headroom"),
     "cost": (N_("what meeting the demand costs: the devices needed, rented, or bought as units with the energy of "
                 "the hours used, per million units of work"), "cheaper"),
-    "efficiency": (N_("the scenario's work (tokens, frames, user-item pairs) per joule at the maximum power (TDP): "
-                      "the projected rate per watt"), "higher"),
+    "efficiency": (N_("the scenario's work (tokens, frames, user-item pairs) per joule at the power the device runs "
+                      "at (its TDP, or a Jetson's power mode): the projected rate per watt"), "higher"),
     "ecosystem": (N_("software-stack fit for the scenario's frameworks and skills (0-100)"), "higher"),
     "headroom": (N_("usable memory over what the model needs on the allowed devices"), "more"),
 }

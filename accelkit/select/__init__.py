@@ -10,8 +10,8 @@ back), the serving targets, segment and deployment, memory, the device count
 latency target, budget. The shortlist is scored on five criteria: the margin over
 the target (counted only up to ``target_headroom``), the cost of meeting the demand
 (the devices needed, bought as purchasable units or rented by the scenario's cloud
-price policy), the work per joule (the projected rate per watt of TDP), ecosystem fit and memory
-headroom.
+price policy), the work per joule (the projected rate over the power the device runs at),
+ecosystem fit and memory headroom.
 
 :func:`rank_stability` draws the projection's and the prices' ranges;
 :func:`headline` names the robust winner or says the call is too close;

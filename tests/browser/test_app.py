@@ -67,15 +67,20 @@ def test_link_with_a_bad_value_names_the_field(page, app_url):
     assert "batch_size" in " ".join(texts(page, ".ak-error"))
 
 
+def _decision_summary(page, url, what):
+    """Open the app at ``url`` (a decision-tab link), wait for the recommendation for ``what``, and
+    return its summary text."""
+    open_page(page, url, ready=".ak-summary")
+    page.wait_for_function(f"document.body.innerText.includes('Recommendation for {what}')", timeout=90_000)
+    no_error_output(page)
+    return " ".join(texts(page, ".ak-summary"))
+
+
 def test_decision_tab_shows_what_to_buy_the_total_and_the_devices_that_cannot_be_verified(page, app_url):
     """Issue 25: the buyer sees the purchasable unit, how many, the total with its range, and the
     devices whose unknown price decides the budget shown apart (never in the shortlist)."""
-    open_page(page, app_url + "?workload=inference&model=Llama-3.1+8B&deployment=on-prem&budget_usd=20000"
-              "&tab=decision", ready=".ak-summary")
-    page.wait_for_function("document.body.innerText.includes('Recommendation for inference of Llama-3.1 8B')",
-                           timeout=90_000)
-    no_error_output(page)
-    summary = " ".join(texts(page, ".ak-summary"))
+    summary = _decision_summary(page, app_url + "?workload=inference&model=Llama-3.1+8B&deployment=on-prem"
+                                "&budget_usd=20000&tab=decision", "inference of Llama-3.1 8B")
     assert re.search(r"buy \d+ × .+: \$[\d,]+ \(\$[\d,]+-\$[\d,]+\) over 36 months", summary), summary
     assert "cannot be verified" in summary
     shortlist = page.locator("table", has=page.locator("th", has_text="configuration")).first.inner_text()
@@ -90,12 +95,8 @@ def test_decision_tab_shows_what_to_buy_the_total_and_the_devices_that_cannot_be
 def test_a_recommender_is_sized_in_user_item_pairs_and_follows_a_control(page, app_url):
     """DLRM-v2 served: the decision counts user-item pairs and one pass of a batch, the front door's
     latency target reads "ms per pass", and changing it reaches the decision."""
-    open_page(page, app_url + "?workload=inference&model=DLRM-v2&precision=int8&requests_per_s=20000000"
-              "&deployment=on-prem&tab=decision", ready=".ak-summary")
-    page.wait_for_function("document.body.innerText.includes('Recommendation for inference of DLRM-v2')",
-                           timeout=90_000)
-    no_error_output(page)
-    summary = " ".join(texts(page, ".ak-summary"))
+    summary = _decision_summary(page, app_url + "?workload=inference&model=DLRM-v2&precision=int8"
+                                "&requests_per_s=20000000&deployment=on-prem&tab=decision", "inference of DLRM-v2")
     assert "ms per pass" in summary and "per M user-item pairs" in summary, summary
     assert "against 100," in summary, summary
     page.get_by_role("tab", name="Start", exact=True).click()
