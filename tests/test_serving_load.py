@@ -106,6 +106,21 @@ def test_a_short_run_counts_its_first_wave():
     assert three["tpot_s"] == steady["tpot_s"]  # the start burst changes the wait, not the decode steps
 
 
+def test_a_burst_larger_than_the_engine_waits_half_its_run_on_average():
+    """A burst of N requests sent at once (vllm bench serve with no request rate) where the engine
+    holds b < N: the (b + j)-th starts when the j-th completion frees a slot, so the mean TTFT over the
+    burst is about half the time the engine takes to serve it all (N / its request rate) -- not the
+    whole run, which a closed loop's steady slot wait (N / X - cycle) would give every request."""
+    burst = dict(H100, model="Llama-3.1 70B", precision="bf16", tensor_parallel=2, n_devices=2,
+                 input_tokens=4000, output_tokens=200)
+    held = P.inference(concurrency=10_000, **burst)["most_sequences"]
+    n = 20 * held
+    r = P.inference(concurrency=n, requests_per_client=1, **burst)
+    run_s = n / r["requests_per_s"]  # the whole burst at the engine's request rate
+    assert r["ttft_mean_s"] == pytest.approx(r["ttft_first_wave_s"], rel=1e-9)
+    assert 0.45 * run_s < r["ttft_mean_s"] < 0.6 * run_s, (r["ttft_mean_s"], run_s)
+
+
 def test_requests_per_client_needs_a_closed_loop():
     with pytest.raises(ValueError, match="requests_per_client.*concurrency"):
         P.inference(requests_per_client=3, **H100)

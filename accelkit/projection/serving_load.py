@@ -81,7 +81,11 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       starts (AIPerf's ``--concurrency`` "burst mode", no ramp by default [5]_), so the first
       ``n = min(N, b)`` prompts arrive together and are prefilled first come, first served:
       the ``k``-th waits for the ``k − 1`` prompts before it, ``(k − 1) · L · s``, a mean of
-      ``S + (n − 1)/2 · L · s`` (``ttft_first_wave_s``). A run that measures ``r`` requests per
+      ``S + (n − 1)/2 · L · s``; when ``N`` exceeds ``b``, the ``(b + j)``-th request takes the
+      slot the ``j``-th completion frees, the first after one request's time ``S + D``, the rest
+      at the engine's rate: ``S + D + (j − 1) / X_max``, a mean over the wave of
+      ``(N − b)/N · (S + D + (N − b − 1) / (2 X_max))`` (``ttft_first_wave_s``; a burst of ``N``
+      requests sent at once, as ``vllm bench serve`` does with no request rate, is this wave alone). A run that measures ``r`` requests per
       client (``requests_per_client``; NVIDIA's NIM sweeps use ``--request-count`` = 3 × the
       concurrency [6]_) counts that wave in ``1/r`` of its requests, so its mean TTFT is
       ``(1/r) · first wave + (1 − 1/r) · steady state``; ``None`` (the default) is the steady
@@ -147,8 +151,12 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     base = join + S + admit
     ttft_mean = base + w
     if concurrency is not None:
-        # the first wave: min(N, b) prompts arriving together, prefilled first come, first served
-        first_wave = S + admit + (np.minimum(N, b) - 1.0) / 2.0 * service
+        # the first wave: min(N, b) prompts arriving together, prefilled first come, first served; the
+        # (b + j)-th takes the slot the j-th completion frees: the first after one request's latency S + D,
+        # the rest at the engine's rate x_max
+        rest = np.maximum(N - b, 0.0)
+        slot_wait = rest / N * (S + D + np.maximum(rest - 1.0, 0.0) / (2.0 * x_max))
+        first_wave = S + (np.minimum(N, b) - 1.0) / 2.0 * service + slot_wait
         if requests_per_client is not None:
             ttft_mean = first_wave / requests_per_client + ttft_mean * (1.0 - 1.0 / requests_per_client)
     else:
