@@ -79,7 +79,7 @@ def load_validation_models(path=None):
     out = {}
     for _, r in frame.iterrows():
         spec = {k: r[k] for k in frame.columns if r[k] != "" and k not in ("source_url", "notes")}
-        for k in ("params", "n_layers", "d_model", "n_heads", "n_kv_heads", "ffn_dim", "vocab"):
+        for k in ("params", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "ffn_dim", "vocab"):
             if k in spec:
                 spec[k] = float(spec[k])
         out[r["name"]] = spec
