@@ -91,8 +91,8 @@ def test_source_keys_merge_copies_of_one_publication():
         "inference_results_v3.1/closed/NVIDIA"
 
 
-_H100_LAB = ("GPUStack's H100 runs come 1.4-2.6× below the engine under vLLM, SGLang and TensorRT-LLM alike, while "
-             "its A100 runs of the same models sit within 0.74-1.29× (128-token prompts aside); the pages state no clocks "
+_H100_LAB = ("GPUStack's H100 runs come 1.4-2.2× below the engine under vLLM, SGLang and TensorRT-LLM alike, while "
+             "its A100 runs of the same models sit within 0.74-1.17× (128-token prompts aside); the pages state no clocks "
              "or power limit")
 _SHORT_REQUESTS = ("1,000 requests of 128 prompt and 4 output tokens: the serving process's own work per request "
                    "(HTTP, chat template, tokenising), which the engine does not model, sets the rate; on this lab's H100 "
