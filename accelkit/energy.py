@@ -91,10 +91,8 @@ def work_per_joule(work_per_hour, watts):
     """
     # NaN is "not projected" or "not published" and passes through; a known figure must make sense
     w, work = np.asarray(watts, dtype=float), np.asarray(work_per_hour, dtype=float)
-    for name, bad, what in (("watts", (w <= 0) | np.isinf(w), "a power in watts > 0"),
-                            ("work_per_hour", (work < 0) | np.isinf(work), "an amount of work per hour >= 0")):
-        if np.any(bad):
-            raise ValueError(f"{name} must be {what}; got {(w if name == 'watts' else work)[bad].ravel()[0]!r}")
+    check_positive("watts", w[~np.isnan(w)], "a power in watts")
+    check_non_negative("work_per_hour", work[~np.isnan(work)], "an amount of work per hour")
     return work_per_hour / (units.SECONDS_PER_HOUR * watts)
 
 
