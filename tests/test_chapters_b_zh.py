@@ -24,7 +24,7 @@ from accelkit import i18n
 _KEPT = (
     "M x N x K",                        # a matmul shape, as maths
     "nvidia-smi topo -m",               # a command
-    "TensorRT-LLM, vLLM, lmdeploy, gpt-fast, NIM, DeepLearningExamples, TensorRT BERT, Megatron-LM, llm-foundry, "
+    "TensorRT-LLM, vLLM, lmdeploy, gpt-fast, NIM, GPUStack, DeepLearningExamples, TensorRT BERT, Megatron-LM, llm-foundry, "
     "torchtitan, MaxText, NeMo",
     "a file from your computer",        # ui/files.py (FilePicker)
     "number format of the computation",  # ui/controls.py (precision picker)

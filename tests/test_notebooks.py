@@ -270,7 +270,7 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
 def test_validation_notebook_defaults_and_filters(tmp_path):
     text, _ = run(tmp_path, "10_validation.ipynb")
     assert int(figure(text, "published measurements")) >= 40
-    # per kind, as README's validation table states them (449 cases, 63 sources, split by source): batch-1
+    # per kind, as README's validation table states them (509 cases, 65 sources, split by source): batch-1
     # decode, TTFT and training within 15 %, fixed-batch 20 %, maximum throughput 40 % (35 %: AMD's and
     # Gaudi's tables and GPUStack's H100 runs, 1.4-2.2x below the engine -- test_validation's known source
     # gaps), TPOT under load 20 %, image models 30 / 40 %, encoders 30 %; TTFT under load is the engine's

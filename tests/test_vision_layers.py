@@ -51,7 +51,7 @@ def test_an_eager_stack_is_slower_than_a_fused_one_at_batch_one_and_runs_more_ke
 
 
 def test_an_eager_stack_moves_more_feature_map_bytes_at_large_batch():
-    fused = vision("A100 80GB SXM", "ResNet-50", precision="fp16", batch_size=256, stack="tensorflow-xla")
+    fused = vision("A100 80GB SXM", "ResNet-50", precision="fp16", batch_size=256, stack="tensorrt")
     eager = vision("A100 80GB SXM", "ResNet-50", precision="fp16", batch_size=256, stack="tensorflow")
     assert eager["frames_per_s"] < 0.8 * fused["frames_per_s"]
 

@@ -28,6 +28,7 @@ from ..tables import Column, Schema, check_rows, problem, raise_problems, read_r
 from .constants import FITTED, constants, constants_table
 
 __all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "fit", "predict_case",
+           "known_gap_cases",
            "predict_case_range", "geometric_mean_error", "interval_coverage",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
@@ -118,6 +119,13 @@ def load_measured(path=None):
             i = frame.index[frame["source"] == source][0]
             problems.append(problem(path.name, i, "split", f"source {source!r} has cases in both fit and holdout; "
                                     "expected one split per source (tools/assign_split.py)"))
+    # a known gap is a whole source's: one reason for all its cases, or none
+    if not problems and "known_gap" in frame:
+        reasons = frame.groupby("source")["known_gap"].nunique()
+        for source in reasons.index[reasons > 1]:
+            i = frame.index[frame["source"] == source][0]
+            problems.append(problem(path.name, i, "known_gap", f"source {source!r} gives different known_gap "
+                                    "texts; expected one reason for the whole source, or none"))
     raise_problems(path.name, problems, CatalogError)
     return frame
 
@@ -333,16 +341,28 @@ def interval_coverage(in_range):
     return float(v.mean()) if len(v) else np.nan
 
 
+def known_gap_cases(results):
+    """Boolean per case: its source is listed as a known gap (``measured.csv``'s ``known_gap``: a whole
+    source off for a reason the engine does not model, named there). False where the column is absent."""
+    if "known_gap" not in results:
+        return pd.Series(False, index=results.index)
+    return results["known_gap"].fillna("").astype(str).str.strip() != ""
+
+
 def _summary_row(name, g):
     ok = g[np.isfinite(g["ratio"])]
     worst = ok.loc[np.abs(np.log(ok["ratio"])).idxmax()] if len(ok) else None
     fit_, hold = ok["split"] == "fit", ok["split"] == "holdout"
+    gap = known_gap_cases(ok)
     return {
         "category": name, "cases": len(g), "projected": len(ok),
         "sources": g["source"].nunique() if "source" in g else np.nan,
         "gm_error": geometric_mean_error(ok["ratio"]),
         "gm_error_fit": geometric_mean_error(ok.loc[fit_, "ratio"]),
         "gm_error_holdout": geometric_mean_error(ok.loc[hold, "ratio"]),
+        # the same figure without the sources listed as known gaps (their cases still count above)
+        "known_gap_cases": int(gap.sum()),
+        "gm_error_without_gaps": geometric_mean_error(ok.loc[~gap, "ratio"]),
         "coverage": interval_coverage(ok.get("in_range", pd.Series(dtype=float))),
         "coverage_holdout": interval_coverage(ok.loc[hold].get("in_range", pd.Series(dtype=float))),
         "median_ratio": float(ok["ratio"].median()) if len(ok) else np.nan,
@@ -356,7 +376,10 @@ def summary(results):
     inside the stated range (``coverage``; nominal :data:`accelkit.projection.intervals.INTERVAL_LEVEL`) and the worst case.
 
     ``gm_error_holdout`` and ``coverage_holdout`` cover the held-out sources only: whole
-    publications the fitted constants and the calibrated ranges never saw."""
+    publications the fitted constants and the calibrated ranges never saw. ``gm_error_without_gaps``
+    leaves out the ``known_gap_cases``: the cases of sources ``measured.csv`` lists as known gaps
+    (``known_gap``: a whole source off for a reason the engine does not model, with that reason);
+    every other figure counts them."""
     groups = [("all", results)] + [(c, results[results["category"] == c]) for c in CATEGORIES
                                     if (results["category"] == c).any()]
     return pd.DataFrame([_summary_row(name, g) for name, g in groups])

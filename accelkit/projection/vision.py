@@ -16,9 +16,10 @@ paper's table, BERT and ViT from their transformer shapes)::
   GEMMs on the tensor units, NVIDIA, *Convolutional Layers User's Guide*), or the
   dense peak × the person's ``utilization``; bandwidth: the achievable one;
 * ``maps_l``: the layer's input and output feature maps, in the precision's bytes;
-  on an **eager** stack (PyTorch eager, TensorFlow without XLA) each batch norm,
+  on an **eager** stack (PyTorch eager, TensorFlow with or without XLA: XLA fuses element-wise
+  chains into its own kernels but calls cuBLAS and cuDNN for the GEMMs and convolutions) each batch norm,
   activation and residual add after the layer reads and writes its output map again,
-  on a **fused** stack (TensorRT, XLA, a vendor compiler) they ride in the layer's
+  on a **fused** stack (TensorRT, a vendor compiler) they ride in the layer's
   kernel (:mod:`accelkit.projection.stacks`, ``data/stacks.csv``);
 * kernels: one per layer, plus one per element-wise layer when eager; each costs
   ``vision_kernel_s_fused`` or ``vision_kernel_s_eager`` (launch, dispatch, and a small
@@ -39,7 +40,8 @@ The layers and the stack's execution class carry that difference, with two fitte
 per-kernel times instead of one per-pass constant.
 Known gaps (``accelkit validate``): MLPerf Offline throughput is projected ~20-25 %
 low on datacenter GPUs (TensorRT's INT8 convolutions beat the GEMM share the LLM
-cases fit); TensorFlow + XLA is projected too fast (XLA fuses less than TensorRT).
+cases fit). TensorFlow + XLA was the fused class until DeepLearningExamples' TF2 BERT tables showed it
+2-5× slower than that; it is the eager class now (``data/stacks.csv`` says why).
 """
 
 from __future__ import annotations
