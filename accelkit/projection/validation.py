@@ -99,6 +99,15 @@ MEASURED_SCHEMA = Schema("the validation cases CSV", (
 ), unique="case_id", unique_message="duplicate case_id {value!r}")
 
 
+def _mixed_within_a_source(frame, column, origin, complaint):
+    """One problem per source whose cases give ``column`` more than one value (none if the column is absent)."""
+    if column not in frame:
+        return []
+    values = frame.groupby("source")[column].nunique()
+    return [problem(origin, frame.index[frame["source"] == source][0], column, f"source {source!r} {complaint}")
+            for source in values.index[values > 1]]
+
+
 def load_measured(path=None):
     """The validation cases, typed; raises :class:`CatalogError` naming line and column."""
     path = Path(data_path("validation/measured.csv") if path is None else path)
@@ -112,20 +121,13 @@ def load_measured(path=None):
             bad("source_url", "expected the URL of the published measurement")
         if not (r["value"] > 0):
             bad("value", "expected a measured value > 0")
-    # a whole source is fitted or held out, never split (the holdout measures transfer to unseen sources)
     if not problems:
-        splits = frame.groupby("source")["split"].nunique()
-        for source in splits.index[splits > 1]:
-            i = frame.index[frame["source"] == source][0]
-            problems.append(problem(path.name, i, "split", f"source {source!r} has cases in both fit and holdout; "
-                                    "expected one split per source (tools/assign_split.py)"))
-    # a known gap is a whole source's: one reason for all its cases, or none
-    if not problems and "known_gap" in frame:
-        reasons = frame.groupby("source")["known_gap"].nunique()
-        for source in reasons.index[reasons > 1]:
-            i = frame.index[frame["source"] == source][0]
-            problems.append(problem(path.name, i, "known_gap", f"source {source!r} gives different known_gap "
-                                    "texts; expected one reason for the whole source, or none"))
+        # a whole source is fitted or held out, never split (the holdout measures transfer to unseen sources)
+        problems += _mixed_within_a_source(frame, "split", path.name, "has cases in both fit and holdout; expected "
+                                           "one split per source (tools/assign_split.py)")
+        # a known gap is a whole source's: one reason for all its cases, or none
+        problems += _mixed_within_a_source(frame, "known_gap", path.name, "gives different known_gap texts; expected "
+                                           "one reason for the whole source, or none")
     raise_problems(path.name, problems, CatalogError)
     return frame
 

@@ -145,14 +145,13 @@ class ValidationPanel(Panel):
               "the engine has not seen (the kind's own spread on its fit cases, combined with how far a whole "
               "source sits from the engine).").format(level=f"{INTERVAL_LEVEL:.0%}"),
         ]
-        gap = V.known_gap_cases(self.results)
-        if gap.any():
+        gap_sources = self.results.loc[V.known_gap_cases(self.results), "source"].unique()
+        if len(gap_sources):
             summary.insert(1, _("{gaps} of them come from {k} source(s) listed as known gaps: a whole publication "
                                 "the engine misses for a reason it does not model, named in measured.csv's known_gap "
                                 "column ({names}). They count in every figure above; without them the error is "
                                 "{error}.").format(
-                gaps=int(gap.sum()), k=self.results.loc[gap, "source"].nunique(),
-                names="; ".join(self.results.loc[gap, "source"].unique()),
+                gaps=int(whole.loc["all", "known_gap_cases"]), k=len(gap_sources), names="; ".join(gap_sources),
                 error=f"{whole.loc['all', 'gm_error_without_gaps']:.1%}"))
         part_shown = part[["category", "cases", "gm_error", "gm_error_fit", "gm_error_holdout", "coverage",
                            "coverage_holdout", "median_ratio", "worst_case", "worst_ratio"]].copy()
