@@ -265,6 +265,14 @@ def cmd_validate(args):
     print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
         level=INTERVAL_LEVEL))
     print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    if not args.fit:  # the stored constants: a refit's would calibrate other ranges than these
+        from .projection.intervals import leave_one_source_out
+
+        loso = leave_one_source_out()
+        print()
+        print(_("leave one source out: a {level:.0%} range calibrated without a fit source holds {share:.1%} of its "
+                "measurements ({cases} cases, {sources} fit sources)").format(
+            level=INTERVAL_LEVEL, share=loso["inside"].mean(), cases=len(loso), sources=loso["source"].nunique()))
     try:
         if args.csv:
             target = args.csv

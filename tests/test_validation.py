@@ -18,6 +18,7 @@ mutations`` shows which fitted constants these checks guard.
 from __future__ import annotations
 
 import math
+from statistics import NormalDist
 import subprocess
 import sys
 from pathlib import Path
@@ -254,14 +255,21 @@ def test_time_per_output_token_under_load_within_25_percent(results):
     assert summary.loc["serving_load_tpot", "gm_error_holdout"] <= 0.25
 
 
-def test_ranges_hold_the_stated_share_of_the_fit_sources(results):
-    """The model terms are calibrated so that each kind's range holds INTERVAL_LEVEL of its fit
-    sources' measurements (calibrate_errors); the held-out sources' coverage is reported, not forced."""
+def test_ranges_hold_about_the_stated_share_of_the_fit_sources(results):
+    """The model terms are calibrated for a new source (calibrate_errors: within-source spread and
+    between-source spread in quadrature), so on the fit sources too each kind's range holds about
+    INTERVAL_LEVEL of the measurements: not more than 10 points less, the tolerance issue 24 gives
+    the held-out ones. Far below means the kind's source offsets are not the spread the interval
+    assumes (image models sit at 73 %: the Ada parts' MLPerf runs, 0.4-0.6x, are one cluster, not a
+    normal spread). More is allowed: a kind whose sources agree is pulled towards the spread pooled
+    over every kind (training holds 92 %)."""
     fit = results[(results["split"] == "fit") & results["in_range"].notna()]
-    for cats in I.ERROR_CONSTANTS.values():
+    for name, cats in I.ERROR_CONSTANTS.items():
         sel = fit[fit["category"].isin(cats)]
         if len(sel) >= 10:
-            assert sel["in_range"].mean() >= I.INTERVAL_LEVEL - 0.05, (cats, sel["in_range"].mean())
+            share = sel["in_range"].mean()
+            assert share >= I.INTERVAL_LEVEL - 0.10, (
+                f"{name}: the range holds {share:.0%} of {len(sel)} fit measurements, stated {I.INTERVAL_LEVEL:.0%}")
 
 
 def test_calibration_sets_each_kinds_term_from_its_fit_cases_only(tmp_path):
@@ -305,6 +313,7 @@ def test_validate_command_prints_the_summary_and_writes_a_chart(tmp_path):
                           "--chart", str(chart)], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     assert "geometric-mean error" in out.stdout and "training" in out.stdout
+    assert "leave one source out" in out.stdout
     assert chart.exists() and chart.stat().st_size > 100_000
     again = subprocess.run([sys.executable, "-m", "accelkit.cli", "validate", "--chart", str(chart)],
                            capture_output=True, text=True, timeout=300)
@@ -320,11 +329,50 @@ def test_validation_chart_draws_every_projected_case(results):
 
 
 def test_a_sources_offset_widens_every_kinds_range():
-    """The between-source term: the 80 % quantile of each (source, kind)'s median log ratio among
-    the fit sources, added to each kind's own term in quadrature (random-effects interval)."""
-    frame = pd.DataFrame({"split": ["fit"] * 6 + ["holdout"], "category": ["ttft"] * 7,
-                          "source": ["a", "a", "b", "b", "c", "c", "d"],
-                          "ratio": [1.0, 1.0, 2.0, 2.0, 0.5, 0.25, 9.0]})
-    # medians: a 0, b ln 2, c ln(0.354) -> |.| = 0, 0.693, 1.04; the held-out source d is not counted
-    assert I.source_spread(frame, level=0.5) == pytest.approx(math.log(2.0))
-    assert I.source_spread(frame, level=1.0) == pytest.approx(abs(math.log(math.sqrt(0.5 * 0.25))))
+    """The between-source term: z times the root mean square of each fit (source, kind)'s median log
+    ratio (DerSimonian-Laird's moment estimate), every kind weighing once in the pool, and a kind's
+    own term shrunk towards the pool as if it were PRIOR_SOURCES more sources of the kind."""
+    frame = pd.DataFrame({"split": ["fit"] * 8 + ["holdout"],
+                          "category": ["ttft"] * 6 + ["training"] * 2 + ["ttft"],
+                          "source": ["a", "a", "b", "b", "c", "c", "e", "e", "d"],
+                          "ratio": [1.0, 1.0, 2.0, 2.0, 0.5, 0.25, 1.0, 1.0, 9.0]})
+    z = NormalDist().inv_cdf(0.9)
+    # ttft medians: a 0, b ln 2, c ln(0.354); training e 0; the held-out source d is not counted
+    ttft = [0.0, math.log(2.0) ** 2, math.log(math.sqrt(0.5 * 0.25)) ** 2]
+    pooled = (sum(ttft) / 3 * 1.0 + 0.0 * 1.0) / 2.0  # ttft's three sources weigh one kind, training's one the other
+    assert I.source_spread(frame) == pytest.approx(z * math.sqrt(pooled))
+    n0 = I.PRIOR_SOURCES
+    assert I.source_spread(frame, categories=("training",)) == pytest.approx(z * math.sqrt(n0 * pooled / (1 + n0)))
+    assert I.source_spread(frame, categories=("ttft",)) == pytest.approx(z * math.sqrt((sum(ttft) + n0 * pooled) / (3 + n0)))
+    # a kind whose fit sources agree with the engine gets a narrower term than one whose sources scatter
+    assert I.source_spread(frame, categories=("training",)) < I.source_spread(frame, categories=("ttft",))
+
+
+def test_the_within_source_spread_leaves_a_sources_offset_to_the_between_source_term():
+    """A source that sits at twice the engine's speed on every case needs no within-source widening
+    (its offset is the between-source term's); left in, it would be counted twice."""
+    frame = pd.DataFrame({"source": ["a"] * 3, "category": ["ttft"] * 3, "unit": ["s", "s", "s"],
+                          "value": [0.5, 1.0, 2.0], "predicted": [1.0, 2.0, 4.0],
+                          "predicted_low": [0.9, 1.8, 3.6], "predicted_high": [1.1, 2.2, 4.4]})
+    frame["ratio"] = frame["value"] / frame["predicted"]
+    assert I._needed_widening(frame).min() > 0.5
+    assert I._needed_widening(frame, centre=True).max() == pytest.approx(0.0)
+
+
+def test_a_range_calibrated_without_a_source_holds_about_the_stated_share_of_it(results):
+    """Leave one source out: every fit source in turn plays a source the intervals never saw (the model
+    terms recalibrated on the others); over all of them the range holds the stated share within 10 points."""
+    loso = I.leave_one_source_out()
+    fit_sources = set(results.loc[(results["split"] == "fit") & results["in_range"].notna(), "source"])
+    assert set(loso["source"]) == fit_sources, "every fit source with a stated range is left out once"
+    assert loso["inside"].notna().all()
+    share = loso["inside"].mean()
+    assert abs(share - I.INTERVAL_LEVEL) <= 0.10, (
+        f"a range calibrated without its source holds {share:.1%} of the measurements, stated {I.INTERVAL_LEVEL:.0%}")
+
+
+def test_held_out_sources_coverage_is_within_ten_points_of_the_stated_level(results):
+    """Issue 24's acceptance: the stated 80 % range holds 70-90 % of the held-out sources' measurements."""
+    row = V.summary(results).set_index("category").loc["all"]
+    assert abs(row["coverage_holdout"] - I.INTERVAL_LEVEL) <= 0.10, (
+        f"the stated {I.INTERVAL_LEVEL:.0%} range holds {row['coverage_holdout']:.1%} of the held-out measurements")

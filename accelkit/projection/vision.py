@@ -326,7 +326,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     for level in ("", "_low", "_high"):
         out[f"latency_s{level}"] = np.where(only_pub, lat_pub, out[f"latency_s{level}"])
     # widen by the engine's own error on published image-model and encoder measurements (MLPerf, ...)
-    term = "model_error_recommender" if row.get("kind") == "recommender" else "model_error_vision"
+    term = {"recommender": "model_error_recommender", "encoder": "model_error_encoder"}.get(row.get("kind"), "model_error_vision")
     e = np.where(only_pub, 0.0, k[term])  # a published figure of this very configuration: no model term
     out["latency_s_low"], out["latency_s_high"] = out["latency_s_low"] / (1 + e), out["latency_s_high"] * (1 + e)
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):

@@ -142,8 +142,8 @@ class ValidationPanel(Panel):
                 file="data/efficiency.csv", n=len(fitted)),
             _("Every projected figure elsewhere carries a range: the efficiencies' spread widened by a term "
               "calibrated for each kind of figure so that the range holds {level} of the measurements of a source "
-              "the engine has not seen (the kind's own spread on its fit cases, combined with how far a whole "
-              "source sits from the engine).").format(level=f"{INTERVAL_LEVEL:.0%}"),
+              "the engine has not seen (the spread within a source on the kind's fit cases, combined with how far "
+              "the kind's sources sit from the engine).").format(level=f"{INTERVAL_LEVEL:.0%}"),
         ]
         gap_sources = self.results.loc[V.known_gap_cases(self.results), "source"].unique()
         if len(gap_sources):
