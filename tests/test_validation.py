@@ -272,6 +272,18 @@ def test_ranges_hold_about_the_stated_share_of_the_fit_sources(results):
                 f"{name}: the range holds {share:.0%} of {len(sel)} fit measurements, stated {I.INTERVAL_LEVEL:.0%}")
 
 
+def test_stored_model_terms_are_what_the_calibration_gives_today():
+    """data/projection_constants.csv's model terms are calibrate_errors() on today's measured.csv:
+    a case added or a projection changed without `accelkit validate --write-errors` leaves every
+    range stating a level it was not calibrated for."""
+    from accelkit.projection.constants import constants_table
+
+    stored = constants_table().set_index("name")["value"].astype(float)
+    for name, value in I.calibrate_errors().items():
+        assert stored[name] == pytest.approx(value, rel=2e-3), (
+            f"{name}: stored {stored[name]}, the calibration gives {value:.4g}; run accelkit validate --write-errors")
+
+
 def test_calibration_sets_each_kinds_term_from_its_fit_cases_only(tmp_path):
     frame = pd.read_csv(V.data_path("validation/measured.csv"), dtype=str, keep_default_na=False)
     path = tmp_path / "measured.csv"
