@@ -61,6 +61,9 @@ def add_parser(sub):
     llm.add_argument("--requests-per-client", type=int, default=None, metavar="R",
                      help=_("with --concurrency: requests each client sends in the measured run (a load test of "
                             "--request-count R x N); default: the steady state of a long-running service"))
+    llm.add_argument("--synchronized", action="store_true",
+                     help=_("with --concurrency: the clients stay in step, as in a load test of fixed lengths "
+                            "(every wave queues as the first)"))
     llm.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
     llm.set_defaults(func=run_llm, prog=f"{PROG} llm")
 
@@ -150,15 +153,20 @@ def run_llm(args):
         print(f"{args.prog}: " + _("--requests-per-client needs --concurrency (it counts a closed-loop load test's "
                                    "requests per client)"), file=sys.stderr)
         return 2
+    if args.synchronized and args.concurrency is None:
+        print(f"{args.prog}: " + _("--synchronized needs --concurrency (it keeps a closed-loop load test's clients "
+                                   "in step)"), file=sys.stderr)
+        return 2
     r, done = _project(args, inference, args.device, args.model, precision=args.precision, n_devices=args.devices,
                        tensor_parallel=args.tensor_parallel, batch_size=args.batch_size,
                        input_tokens=args.input_tokens, output_tokens=args.output_tokens,
                        kv_precision=args.kv_precision, concurrency=args.concurrency, request_rate=args.request_rate,
-                       requests_per_client=args.requests_per_client)
+                       requests_per_client=args.requests_per_client, synchronized=args.synchronized)
     if done is not None:
         return done
     if args.concurrency is not None:
         load = _("{n} closed-loop clients").format(n=args.concurrency) + (
+            _(", in step (fixed lengths: every wave queues as the first)") if args.synchronized else
             _(", {r} requests each (the start burst counted)").format(r=args.requests_per_client)
             if args.requests_per_client else _(" (steady state)"))
     elif args.request_rate is not None:

@@ -28,6 +28,19 @@ def test_the_command_prints_the_engines_own_load_figures(capsys):
     assert got["ttft_first_wave_s"] > got["ttft_mean_s"] > got["ttft_s"] * 0.99
 
 
+def test_clients_in_step_are_the_engines_figure(capsys):
+    got = _json(capsys, LLM + ["--concurrency", "50", "--synchronized"])
+    want = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=2, input_tokens=1000,
+                       output_tokens=1000, concurrency=50, synchronized=True)
+    for key in ("ttft_s", "ttft_mean_s", "ttft_p90_s", "output_tokens_per_s"):
+        assert got[key] == pytest.approx(want[key], rel=1e-12), key
+    assert got["ttft_mean_s"] == pytest.approx(got["ttft_first_wave_s"], rel=1e-12)
+    assert main(LLM + ["--concurrency", "50", "--synchronized"]) == 0
+    assert "50 closed-loop clients, in step (fixed lengths: every wave queues as the first)" in capsys.readouterr().out
+    assert main(["project", "llm", "--device", "H100 SXM", "--synchronized"]) == 2
+    assert "--synchronized needs --concurrency" in capsys.readouterr().err
+
+
 def test_the_text_shows_each_figure_with_its_range_and_sources(capsys):
     assert main(LLM + ["--concurrency", "50"]) == 0
     out = capsys.readouterr().out

@@ -141,3 +141,31 @@ def test_a_mixture_of_experts_client_with_a_slot_never_waits_for_one():
     assert r["most_sequences"] > 4
     assert r["ttft_mean_s"] < 1.5 * (r["prefill_s"] + r["decode_step_s"]), (
         f"TTFT {r['ttft_mean_s']:.3f} s with every client holding a slot: a slot wait was counted")
+
+
+def test_clients_in_step_repeat_the_first_wave():
+    """A load test of fixed lengths keeps its clients in step (synchronized): every wave queues as the
+    first, whatever the requests per client; the wave's TTFTs spread evenly from one prefill up, so the
+    median is the mean and the 90th percentile lies 0.8 of the way from the mean to the wave's last."""
+    steady = P.inference(concurrency=50, **H100)
+    step = P.inference(concurrency=50, synchronized=True, **H100)
+    three = P.inference(concurrency=50, synchronized=True, requests_per_client=3, **H100)
+    assert step["ttft_mean_s"] == pytest.approx(steady["ttft_first_wave_s"], rel=1e-12)
+    assert three["ttft_mean_s"] == step["ttft_mean_s"]
+    assert step["ttft_s"] == step["ttft_mean_s"]
+    first = P.inference(concurrency=1, synchronized=True, **H100)["ttft_first_wave_s"]  # one prefill, no one ahead
+    last = 2 * step["ttft_mean_s"] - first
+    assert step["ttft_p90_s"] == pytest.approx(first + 0.9 * (last - first), rel=0.02)
+    assert step["ttft_mean_s"] > 5 * steady["ttft_mean_s"]
+    # the longer wait lengthens each client's cycle: fewer tokens per second (Little's law)
+    assert step["output_tokens_per_s"] < steady["output_tokens_per_s"]
+    assert step["tpot_s"] == steady["tpot_s"]
+
+
+def test_synchronized_needs_a_closed_loop():
+    with pytest.raises(ValueError, match="synchronized.*concurrency"):
+        P.inference(synchronized=True, **H100)
+    with pytest.raises(ValueError, match="synchronized.*concurrency"):
+        P.inference(request_rate=1.0, synchronized=True, **H100)
+    with pytest.raises(ValueError, match="synchronized must be True or False"):
+        P.inference(concurrency=4, synchronized="yes", **H100)

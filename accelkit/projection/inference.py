@@ -197,7 +197,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
               batch_size=None, pipeline_parallel=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
               tpot_target_s=None, ttft_target_s=None, concurrency=None, request_rate=None, token_budget=None,
-              expert_parallel=None, requests_per_client=None, **overrides):
+              expert_parallel=None, requests_per_client=None, synchronized=False, **overrides):
     """Projected serving figures of a model on a device (or every device).
 
     Parameters
@@ -262,6 +262,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         (a load test of ``--request-count R`` sends ``R / N``). The first wave then makes
         up ``1 / requests_per_client`` of the requests and ``ttft_mean_s`` includes it
         (:func:`serve_load`). ``None``: the steady state of a long-running service.
+    synchronized : bool, default False
+        With ``concurrency``: clients in step (fixed lengths), every wave queues as the first.
     request_rate : float, optional
         Serving under load, open loop: Poisson arrivals at this many requests per second
         over all ``n_devices``. A rate beyond what the devices sustain is infeasible.
@@ -308,7 +310,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     if batch_size is not None:
         check_integer("batch_size", batch_size, low=1, what="a batch size")
     schedule = check_choice("schedule", schedule, ["continuous", "static"])
-    load = _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client)
+    load = _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client, synchronized)
     n_devices = int(n_devices)
     shape = resolve_model(model)
     mode, w_bytes, mm_precision, kv_default = resolve_precision(precision)
@@ -345,8 +347,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         batch = np.where(np.isfinite(batch), batch, np.nan) if batch_size is not None else \
             np.where(fit >= 1, np.minimum(fit, cap), np.nan)
         share = tps * pps / n_devices  # a data-parallel replica's share of the clients or arrivals
-        load = {"token_budget": load["token_budget"], "requests_per_client": load["requests_per_client"],
-                "concurrency": None if concurrency is None else float(concurrency) * share,
+        load = {**load, "concurrency": None if concurrency is None else float(concurrency) * share,
                 "request_rate": None if request_rate is None else float(request_rate) * share}
     slo = load is None and batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
 

@@ -66,7 +66,13 @@ def _ttft_at_concurrency(core, limit, n, schedule):
 _LOAD_TIMES = ("ttft_p90_s", "ttft_mean_s", "ttft_first_wave_s", "tpot_p90_s")
 
 
-def _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client=None):
+def _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client=None, synchronized=False):
+    if synchronized not in (True, False):
+        raise ValueError(f"synchronized must be True or False (clients in step: a closed loop of fixed lengths); "
+                         f"got {synchronized!r}")
+    if synchronized and concurrency is None:
+        raise ValueError("synchronized applies to a closed-loop load test (concurrency=), "
+                         "not to Poisson arrivals (request_rate=) or one request at a time")
     if concurrency is None and request_rate is None:
         if token_budget is not None:
             raise ValueError("token_budget applies to serving under load: give concurrency= or request_rate= too")
@@ -91,7 +97,8 @@ def _load_args(concurrency, request_rate, token_budget, schedule, requests_per_c
     if token_budget is not None:
         check_integer("token_budget", token_budget, low=1, what="a number of tokens per scheduler step")
     return {"token_budget": float(TOKEN_BUDGET if token_budget is None else token_budget),
-            "requests_per_client": None if requests_per_client is None else float(requests_per_client)}
+            "requests_per_client": None if requests_per_client is None else float(requests_per_client),
+            "synchronized": bool(synchronized)}
 
 
 def _explain(row, ceil_row, shape, n_devices, batch_size, mode, mm_precision, fit, tps):

@@ -26,10 +26,11 @@ from .. import units
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, check_rows, problem, raise_problems, read_rows
 from .constants import FITTED, constants, constants_table
+from .load_tests import first_wave_floor_s, first_wave_problems
 
 __all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "fit", "predict_case",
            "known_gap_cases",
-           "predict_case_range", "geometric_mean_error", "interval_coverage",
+           "predict_case_range", "geometric_mean_error", "interval_coverage", "first_wave_floor_s",
            "CATEGORIES", "METRICS", "CONVENTIONS"]
 
 
@@ -60,7 +61,7 @@ CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
              "output_tokens",
              "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
-             "expert_parallel", "requests_per_client"]
+             "expert_parallel", "requests_per_client", "synchronized"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes",
                "table_share_on_device"]
 
@@ -128,6 +129,8 @@ def load_measured(path=None):
         # a known gap is a whole source's: one reason for all its cases, or none
         problems += _mixed_within_a_source(frame, "known_gap", path.name, "gives different known_gap texts; expected "
                                            "one reason for the whole source, or none")
+        # a mean TTFT that counts its first wave as 1/r of the requests cannot beat that wave's prefill at the peak
+        problems += first_wave_problems(frame, path.name, load_validation_models())
     raise_problems(path.name, problems, CatalogError)
     return frame
 
@@ -281,6 +284,7 @@ def _predict_case(case, extra_models=None, **constant_overrides):
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
                   concurrency=_opt(case.get("concurrency")), expert_parallel=_opt(case.get("expert_parallel")),
                   requests_per_client=_opt(case.get("requests_per_client")),
+                  synchronized=bool(_opt(case.get("synchronized"))),
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
