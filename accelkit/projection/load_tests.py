@@ -19,7 +19,7 @@ def _opt(value):
     return None if value is None or (isinstance(value, float) and np.isnan(value)) else int(value)
 
 
-def first_wave_floor_s(case, extra_models=None):
+def first_wave_floor_s(case, extra_models=None, peaks=None):
     """The least mean TTFT [s] a closed-loop load test can report if its mean counts its first wave.
 
     A run of ``N`` clients that sends ``r`` requests each (``requests_per_client``) and starts
@@ -35,7 +35,9 @@ def first_wave_floor_s(case, extra_models=None):
     ``requests_per_client`` is wrong. ``NaN`` where the case states no ``requests_per_client``.
     (Clients in step, ``synchronized``, are a fact of the load generator, not a claim about the
     mean: a case below the bound of its in-step waves shows the engine's model of them too slow.)
-    ``extra_models``: architectures by name beside the presets (the validation's ``models.csv``).
+    ``extra_models``: architectures by name beside the presets (the validation's ``models.csv``);
+    ``peaks``: :func:`~accelkit.projection.ceilings.device_ceilings` indexed by name (built here if
+    not given; a caller checking many cases passes it once).
     """
     from . import ceilings
     from .precisions import resolve_precision
@@ -46,7 +48,8 @@ def first_wave_floor_s(case, extra_models=None):
         return float("nan")
     shape = resolve_model((extra_models or {}).get(case["model"], case["model"]))
     _, _, mm, _ = resolve_precision(case["precision"] or "bf16")
-    peak = float(ceilings.device_ceilings().set_index("name").loc[case["device"], f"peak_{mm}"])
+    peaks = ceilings.device_ceilings().set_index("name") if peaks is None else peaks
+    peak = float(peaks.loc[case["device"], f"peak_{mm}"])
     t1 = 2.0 * shape.active_params * float(case["input_tokens"]) / (int(case["n_devices"]) * peak)
     n = float(case["concurrency"])
     return (n + 1.0) / (2.0 * r) * t1
@@ -56,13 +59,17 @@ def first_wave_problems(frame, name, extra_models=None):
     """Problems (``tables.problem``) of a typed ``measured.csv`` frame: a ``synchronized`` other
     than 0 / 1, and a ``requests_per_client`` whose case's mean TTFT is below
     :func:`first_wave_floor_s`."""
+    from . import ceilings
+
     problems = []
     for i, r in frame[frame["synchronized"].notna() & ~frame["synchronized"].isin([0, 1])].iterrows():
         problems.append(problem(name, i, "synchronized", f"expected 1 (clients in step: a closed loop of "
                                 f"fixed lengths), 0 or empty; got {r['synchronized']!r}"))
-    for i, r in frame[frame["requests_per_client"].notna()].iterrows():
+    stated = frame[frame["requests_per_client"].notna()]
+    peaks = ceilings.device_ceilings().set_index("name") if len(stated) else None  # once, not per case
+    for i, r in stated.iterrows():
         try:
-            floor = first_wave_floor_s(r, extra_models)
+            floor = first_wave_floor_s(r, extra_models, peaks)
         except (KeyError, ValueError):  # an unknown device or model: its projection names the problem
             continue
         if r["value"] < floor:
