@@ -83,14 +83,31 @@ def test_every_device_at_once():
 
 
 def test_the_first_wave_queues_behind_the_prompts_that_arrived_with_it():
-    """N clients that start together: the k-th prompt waits for the k - 1 before it (first come,
-    first served), so the first wave's mean TTFT grows by half a prompt's service per client."""
-    waves = [P.inference(concurrency=n, **H100)["ttft_first_wave_s"] for n in (1, 11, 21)]
+    """N clients that start together: with a token budget of one prompt per step the k-th prompt
+    waits for the k - 1 before it (first come, first served), so the wave's mean TTFT is
+    (N + 1)/2 one-prompt steps, worked by hand."""
+    one_per_step = dict(H100, token_budget=H100["input_tokens"])
+    waves = [P.inference(concurrency=n, **one_per_step)["ttft_first_wave_s"] for n in (1, 11, 21)]
     one = P.inference(concurrency=1, **H100)
     assert waves[0] == pytest.approx(one["ttft_s"] - 0.5 * one["decode_step_s"], rel=0.05)  # no one ahead
-    # equal steps of 10 clients add equal waits (5 prompts' service each)
-    assert waves[2] - waves[1] == pytest.approx(waves[1] - waves[0], rel=0.25)
-    assert waves[1] > 3 * waves[0]
+    assert waves[1] == pytest.approx(6 * waves[0], rel=1e-9), "11 prompts, one per step: a mean of 6 steps"
+    assert waves[2] == pytest.approx(11 * waves[0], rel=1e-9), "21 prompts, one per step: a mean of 11 steps"
+
+
+def test_prompts_that_share_a_step_finish_together():
+    """The scheduler fills a step's token budget with the prompts that arrived together, and each
+    gets its first token when that step ends: 8 prompts in a budget of 8 prompts all wait one whole
+    step (no spread), 16 wait one step or two (mean 1.5 steps, p90 two), worked by hand."""
+    budget = dict(H100, token_budget=8 * H100["input_tokens"], synchronized=True)
+    one, eight, sixteen = (P.inference(concurrency=n, **budget) for n in (1, 8, 16))
+    assert eight["ttft_p90_s"] == pytest.approx(eight["ttft_mean_s"], rel=1e-12), "one step: every prompt ends with it"
+    # one step of 8 prompts costs more than one prompt's step and less than 8 of them (one weight read)
+    assert one["ttft_mean_s"] < eight["ttft_mean_s"] < 8 * one["ttft_mean_s"]
+    assert sixteen["ttft_mean_s"] == pytest.approx(1.5 * eight["ttft_mean_s"], rel=1e-9)
+    assert sixteen["ttft_p90_s"] == pytest.approx(2 * eight["ttft_mean_s"], rel=1e-9)
+    # the default budget (8,192 tokens) holds 8 of these 1,000-token prompts: the same single step
+    assert P.inference(concurrency=8, synchronized=True, **H100)["ttft_p90_s"] == pytest.approx(
+        P.inference(concurrency=8, synchronized=True, **H100)["ttft_mean_s"], rel=1e-12)
 
 
 def test_a_short_run_counts_its_first_wave():
@@ -145,8 +162,8 @@ def test_a_mixture_of_experts_client_with_a_slot_never_waits_for_one():
 
 def test_clients_in_step_repeat_the_first_wave():
     """A load test of fixed lengths keeps its clients in step (synchronized): every wave queues as the
-    first, whatever the requests per client; the wave's TTFTs spread evenly from one prefill up, so the
-    median is the mean and the 90th percentile lies 0.8 of the way from the mean to the wave's last."""
+    first, whatever the requests per client; the median is the mean, and the 90th percentile lies
+    between the mean and the wave's last step."""
     steady = P.inference(concurrency=50, **H100)
     step = P.inference(concurrency=50, synchronized=True, **H100)
     three = P.inference(concurrency=50, synchronized=True, requests_per_client=3, **H100)
@@ -154,8 +171,7 @@ def test_clients_in_step_repeat_the_first_wave():
     assert three["ttft_mean_s"] == step["ttft_mean_s"]
     assert step["ttft_s"] == step["ttft_mean_s"]
     first = P.inference(concurrency=1, synchronized=True, **H100)["ttft_first_wave_s"]  # one prefill, no one ahead
-    last = 2 * step["ttft_mean_s"] - first
-    assert step["ttft_p90_s"] == pytest.approx(first + 0.9 * (last - first), rel=0.02)
+    assert first < step["ttft_mean_s"] < step["ttft_p90_s"] < 2 * step["ttft_mean_s"]
     assert step["ttft_mean_s"] > 5 * steady["ttft_mean_s"]
     # the longer wait lengthens each client's cycle: fewer tokens per second (Little's law)
     assert step["output_tokens_per_s"] < steady["output_tokens_per_s"]

@@ -174,10 +174,6 @@ KNOWN_BEYOND_TWO = {
                               "gpustack-qwen3-32b-h100-trtllm-fp8-2000-100")},
     **{c: _SHORT_REQUESTS for c in ("gpustack-qwen3-14b-h100-vllm-bf16-128-4", "gpustack-qwen3-14b-h100-sglang-fp8-128-4",
                                     "gpustack-qwen3-32b-h100-vllm-bf16-128-4", "gpustack-qwen3-32b-h100-trtllm-fp8-128-4")},
-    "dli-nim-l3-70b-h100-fp8-tp8-c1-200-1000-ttft": (
-        "one 200-token prompt on 8 H100s at FP8: 26.7 ms measured, 12.2 ms projected; across this NIM table a "
-        "200-token prompt takes 1.07-2.2x the engine's time (FP8 and 8-way splits most), a 7,000-token one 0.96-1.39x: "
-        "a fixed cost per request (the server's own work, the 8-way all-reduces) that the engine does not model"),
     "dli-nim-l3-8b-h100-fp8-tp1-c100-7000-1000-itl": (
         "100 clients of 7,000-token prompts on one H100 at FP8: 73.7 ms per output token, 2.1x the engine's 34.5 ms; "
         "this NIM table's time per token with 7,000-token prompts is 0.9-2.1x the engine's (200-token prompts "

@@ -5,9 +5,9 @@ ceilings of :mod:`accelkit.projection.ceilings`:
 
 * **prefill** of a request of ``L`` tokens on a tensor-parallel group of ``t``
   devices: ``roofline(compute, weight read) + non-matmul traffic + 2·n_layers
-  all-reduces + overhead``, where ``roofline(a, b) = max(a, b) + (1 − roofline_overlap)
-  · min(a, b)`` (kernels overlap memory and compute imperfectly), with
-  compute = linear layers ``2·N_body·L/t`` at the achievable matmul rate plus causal
+  all-reduces (at NCCL's measured latency) + overhead``, where ``roofline(a, b) = max(a, b)
+  + (1 − roofline_overlap) · min(a, b)`` (kernels overlap memory and compute imperfectly),
+  with compute = linear layers ``2·N_body·L/t`` at the achievable matmul rate plus causal
   attention ``2·n_layers·L²·d_attn/t`` at the achievable bf16 rate ([1]_ §2,
   [3]_ table 1);
 * **decode step** of a batch of ``B`` sequences at mean context ``c``:
@@ -127,16 +127,16 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     # a model's GEMMs and FlashAttention reach fixed shares of the MAMF ceiling
     mm = mm * k["gemm_fraction"]
     mm_attn = mm_attn * k["attention_fraction"]
-    # serving engines run small all-reduces in custom kernels inside CUDA graphs, not NCCL's test latency
+    # decode steps' small all-reduces: custom kernels in CUDA graphs; prompt tokens (not graph-captured) pay NCCL's
     ar_lat = k["serving_allreduce_latency_s"]
 
     def roofline(t_mem, t_comp):
         # kernels overlap memory and compute imperfectly: max + (1 - overlap) × min
         return np.maximum(t_mem, t_comp) + (1.0 - overlap) * np.minimum(t_mem, t_comp)
 
-    def tp_comm(tokens):
+    def tp_comm(tokens, lat=ar_lat):
         # two all-reduces per layer (after attention and after the MLP), Megatron-style
-        return (2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, ar_lat)
+        return (2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, lat)
                 + expert_alltoall_seconds(tokens, shape, ep, rates, devices_per_node, ar_lat,
                                           rates.get("net_bw", np.inf), rates.get("net_lat", 0.0)))
 
@@ -148,21 +148,21 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         compute = ((2.0 * body * tokens + head * n_seq) / tp / mm
                    + attn_factor * n_l * L * L * d_attn * n_seq / tp / mm_attn)
         weights = shape.read_params(tokens, ep) * weight_bytes_per_param / tp / bw
-        return roofline(weights, compute) + tp_comm(tokens) + k["prefill_overhead_s"]
+        return roofline(weights, compute) + tp_comm(tokens, rates["ar_lat"]) + k["prefill_overhead_s"]
 
-    def step(prefill_tokens, B=B):
+    def step(prefill_tokens, B=B, lat=ar_lat):
         ctx = L + O / 2.0
         moved = shape.read_params(B + prefill_tokens, ep) * weight_bytes_per_param / tp + B * ctx * kv_tok / kv_div
         t_mem = moved / bw
         t_comp = ((2.0 * body * (B + prefill_tokens) + head * B) / tp / mm
                   + (4.0 * n_l * ctx * d_decode * B + 2.0 * n_l * L * d_attn * prefill_tokens) / tp / mm_attn)
-        comm = tp_comm(B + prefill_tokens)
+        comm = tp_comm(B + prefill_tokens, lat)
         overhead = k["decode_step_overhead_s"] + k["decode_layer_overhead_s"] * n_l
         return roofline(t_mem, t_comp) + comm + overhead, t_mem >= t_comp, comm
 
     prefill_one = prefill(1.0)
     if load is not None:
-        return serve_load(step, prefill_one, B, L, O, **load)
+        return serve_load(step, prefill_one, B, L, O, chunk_step=lambda c, n: step(c, n, rates["ar_lat"]), **load)
     if schedule == "static":
         tpot, bound, comm = step(0.0)
         total = prefill(B) + O * tpot

@@ -45,13 +45,63 @@ def md1_wait(arrival_rate, service_s):
         return np.where(rho < 1.0, rho * service_s / (2.0 * (1.0 - rho)), np.inf), rho
 
 
+def _floor_sum(n, m, a, b):
+    """``sum_{i=0}^{n-1} floor((a·i + b) / m)`` for non-negative integer arrays, ``m > 0``
+    (the Euclid-like reduction of AtCoder Library's ``floor_sum``, vectorised)."""
+    n, m, a, b = (np.array(v, dtype=np.int64) for v in np.broadcast_arrays(n, m, a, b))
+    total = np.zeros(n.shape, dtype=np.int64)
+    live = n > 0
+    while live.any():
+        q = a // m
+        total += np.where(live, (n - 1) * n // 2 * q, 0)
+        a = a % m
+        q = b // m
+        total += np.where(live, n * q, 0)
+        b = b % m
+        y_max = a * n + b
+        live &= y_max >= m
+        n, b, m, a = np.where(live, y_max // m, 0), np.where(live, y_max % m, 0), np.where(live, a, 1), np.where(live, m, 0)
+    return total
+
+
+def _wave_prefill(step, n, L, budget):
+    """Mean and 90th-percentile TTFT of ``n`` prompts of ``L`` tokens that arrive together.
+
+    The scheduler fills each step's token budget ``C`` with prompt tokens first come, first
+    served, splitting a prompt across steps where it does not fit (chunked prefill), and a
+    prompt's first token comes at the end of the step that holds its last chunk: the
+    ``k``-th prompt's at step ``ceil(k·L / C)``. Prompts that share a step finish together,
+    so 10 prompts of 200 tokens all wait for one step of 2,000 tokens. Each full step takes
+    ``step(C, 0)``, the last the rest of the ``n·L`` tokens. The running decodes of the
+    prompts done earlier are left out (a closed loop's wave starts with none).
+    Exact sums (:func:`_floor_sum`), no loop over the prompts.
+    """
+    n, L, C = np.broadcast_arrays(*(np.asarray(v, dtype=float) for v in (n, L, budget)))
+    known = np.isfinite(n) & np.isfinite(L) & np.isfinite(C)  # a device without figures: NaN out
+    n, L, C = (np.where(known, np.maximum(np.rint(v), 1.0), 1.0) for v in (n, L, C))
+    steps = np.ceil(n * L / C)  # K, the steps the wave's prompts fill
+    full = step(C, 0.0)[0]
+    last = step(n * L - (steps - 1.0) * C, 0.0)[0]
+    # sum_k ceil(k·L/C) = sum_{i=0}^{n-1} floor((L·i + L + C - 1) / C)
+    mean_steps = _floor_sum(n, C, L, L + C - 1.0) / n
+    in_last = n - np.floor((steps - 1.0) * C / L)  # prompts whose last chunk lies in step K
+    mean = (mean_steps - 1.0) * full + full + in_last / n * (last - full)
+    k90 = np.ceil(0.9 * n)
+    s90 = np.ceil(k90 * L / C)
+    p90 = (s90 - 1.0) * full + np.where(s90 >= steps, last, full)
+    return np.where(known, mean, np.nan), np.where(known, p90, np.nan)
+
+
 def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=None, token_budget=TOKEN_BUDGET,
-               requests_per_client=None, synchronized=False):
+               requests_per_client=None, synchronized=False, chunk_step=None):
     """TTFT and TPOT of one serving group under load (continuous batching, chunked prefill).
 
     ``step(prefill_tokens, n)`` is the step time of ``n`` decodes plus ``prefill_tokens``
-    prompt tokens (:func:`serve_core`); ``most`` the sequences the group holds at once
-    (memory, ``max_num_seqs``).
+    prompt tokens (:func:`serve_core`); ``chunk_step`` the same for the steps that carry a
+    prompt's chunks (default ``step``; :func:`serve_core` prices their all-reduces at NCCL's
+    latency: a step with prompt tokens is not graph-captured -- vLLM's "CUDA Graphs" design note,
+    docs.vllm.ai/en/latest/design/cuda_graphs/, captures uniform decode batches; SGLang captures decode);
+    ``most`` the sequences the group holds at once (memory, ``max_num_seqs``).
 
     * **Running batch** ``b``: closed loop, ``min(N, most)``; Poisson arrivals at rate
       ``lambda``, the fixed point ``b = lambda · O · step(b·L/O, b)`` (Little's law on the
@@ -79,9 +129,12 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     * **TTFT** = half a step + ``S`` + wait; p50 and p90 from :func:`_wait_percentile`, mean with ``W``.
     * **The first wave** (closed loop): a load generator fills its ``N`` slots at once when it
       starts (AIPerf's ``--concurrency`` "burst mode", no ramp by default [5]_), so the first
-      ``n = min(N, b)`` prompts arrive together and are prefilled first come, first served:
-      the ``k``-th waits for the ``k − 1`` prompts before it, ``(k − 1) · L · s``, a mean of
-      ``S + (n − 1)/2 · L · s``; when ``N`` exceeds ``b``, the ``(b + j)``-th request takes the
+      ``n = min(N, b)`` prompts arrive together. The scheduler fills each step's token budget
+      ``C`` with their tokens first come, first served (chunked prefill), and a prompt's first
+      token comes at the end of the step that holds its last chunk: the ``k``-th at step
+      ``ceil(k·L/C)``, each full step taking ``step(C, 0)`` (:func:`_wave_prefill`). Prompts
+      that share a step finish together: 10 prompts of 200 tokens all wait for one step of
+      2,000. When ``N`` exceeds ``b``, the ``(b + j)``-th request takes the
       slot the ``j``-th completion frees, the first after one request's time ``S + D``, the rest
       at the engine's rate: ``S + D + (j − 1) / X_max``, a mean over the wave of
       ``(N − b)/N · (S + D + (N − b − 1) / (2 X_max))`` (``ttft_first_wave_s``; a burst of ``N``
@@ -94,12 +147,13 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       output lengths, as load-test sweeps send): the clients start together and nothing random spreads
       them apart -- equal requests take equal times, and a prompt that arrives while another is prefilled
       waits for it, which bunches the arrivals again -- so every wave queues as the first did: the mean
-      TTFT is the first wave's (``requests_per_client`` then changes nothing), and the TTFTs of a wave
-      spread evenly from one prefill ``S`` up to ``2·first wave − S``: median the mean,
-      ``p90 = S + 1.8·(first wave − S)``. Measured (NIM's GenAI-Perf sweeps of Llama-3 and 3.1 8B and
-      Llama-3 70B on A100 and H100, 5-250 clients; ``accelkit validate``): 0.80-2.05× of the first wave
-      (10th to 90th percentile, median 1.48) for prompts of 200-2,000 tokens, where the steady state is
-      2.3-26× short; with longer prompts and 50 clients or more the clients fall partly out of step.
+      TTFT is the first wave's (``requests_per_client`` then changes nothing), median the mean, and the
+      p90 the first wave's own 90th percentile (the prompt ``ceil(0.9·n)``'s step). Measured (the course
+      table of NIM GenAI-Perf sweeps, Llama-3 8B and 70B on A100 and H100 at 10 clients; ``accelkit
+      validate``): 0.92-1.75× of this wave (median 1.16 for 200-token, 1.32 for 2,000-token prompts),
+      where a wave priced prompt by prompt was 1.4-2.6× short; NIM 1.8.0's 8B tables at 25-100 clients
+      of 200-500-token prompts come in at 0.55-0.68× (their engine's budget is not stated); with longer
+      prompts and 50 clients or more the clients fall partly out of step.
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:
@@ -132,7 +186,8 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     tpot, _, _ = step((b - 1.0) * L / O, b)
     free = np.maximum(token_budget - (b - 1.0), 1.0)
     chunk = np.minimum(L, free)
-    S = L / chunk * step(chunk, b - 1.0)[0]
+    prompt_step = step if chunk_step is None else chunk_step  # a step that carries prompt tokens
+    S = L / chunk * prompt_step(chunk, b - 1.0)[0]
     # the prompt's share of the steps' budget: what the prefill server is busy with per request
     service = L * (step(free, b - 1.0)[0] - step(0.0, b - 1.0)[0]) / free
     join = 0.5 * step_s  # the step in progress when the request arrives
@@ -166,7 +221,8 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
         # the rest at the engine's rate x_max
         rest = np.maximum(N - b, 0.0)
         slot_wait = rest / N * (S + D + np.maximum(rest - 1.0, 0.0) / (2.0 * x_max))
-        first_wave = S + (np.minimum(N, b) - 1.0) / 2.0 * service + slot_wait
+        wave, wave90 = _wave_prefill(prompt_step, np.minimum(N, b), L, token_budget)
+        first_wave = wave + slot_wait
         if requests_per_client is not None:
             ttft_mean = first_wave / requests_per_client + ttft_mean * (1.0 - 1.0 / requests_per_client)
     else:
@@ -174,9 +230,8 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
     ttft = base + _wait_percentile(w, rho, 0.5)
     ttft90 = base + _wait_percentile(w, rho, 0.9)
     if concurrency is not None and synchronized:
-        # clients in step repeat the first wave; its TTFTs spread evenly from one prefill up
-        # (uniform: median = mean, p90 = S + 1.8 (mean - S))
-        ttft_mean, ttft, ttft90 = first_wave, first_wave, S + 1.8 * (first_wave - S)
+        # clients in step repeat the first wave: its mean, taken as the median, and its own p90
+        ttft_mean, ttft, ttft90 = first_wave, first_wave, wave90 + slot_wait
         x = np.minimum(N / (first_wave + D), x_max)  # Little's law on the in-step cycle
     q = np.clip(rho, 0.0, 1.0)
     spread = (step(chunk, b)[0] - step(0.0, b)[0]) * np.sqrt(q * (1.0 - q) / np.maximum(O - 1.0, 1.0))
