@@ -265,6 +265,16 @@ def cmd_validate(args):
     print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
         level=INTERVAL_LEVEL))
     print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    from .projection.source_errors import error_by_source, source_weighted_error
+
+    held = error_by_source(results, "holdout")
+    if len(held):
+        print()
+        print(_("held out, each source weighted once: {error:.1%} over {sources} sources (each case weighted once: "
+                "{per_case:.1%}; the largest source holds {largest} of {cases} cases)").format(
+            error=source_weighted_error(results, "holdout"), sources=len(held), largest=int(held["cases"].iloc[0]),
+            per_case=V.geometric_mean_error(results.loc[results["split"] == "holdout", "ratio"]),
+            cases=int(held["cases"].sum())))
     if not args.fit:  # the stored constants: a refit's would calibrate other ranges than these
         from .projection.intervals import leave_one_source_out
 

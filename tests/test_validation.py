@@ -383,10 +383,33 @@ def test_validate_command_prints_the_summary_and_writes_a_chart(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "geometric-mean error" in out.stdout and "training" in out.stdout
     assert "leave one source out" in out.stdout
+    # the held-out error with each source weighted once is the function's figure, not a copy
+    from accelkit.projection.source_errors import source_weighted_error
+
+    line = next(x for x in out.stdout.splitlines() if x.startswith("held out, each source weighted once"))
+    assert line.split(": ", 1)[1].startswith(f"{source_weighted_error(V.validate(), 'holdout'):.1%}"), line
     assert chart.exists() and chart.stat().st_size > 100_000
     again = subprocess.run([sys.executable, "-m", "accelkit.cli", "validate", "--chart", str(chart)],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_each_source_weighs_once_in_the_source_weighted_error():
+    """Worked by hand: a source of 3 cases all 2x off and one of 1 case on the mark. Per case the
+    error is exp(3 ln 2 / 4) - 1 = 68.2 %; per source, exp((ln 2 + 0) / 2) - 1 = 41.4 %."""
+    from accelkit.projection.source_errors import error_by_source, source_weighted_error
+
+    frame = pd.DataFrame({"source": ["big"] * 3 + ["small"], "split": "holdout",
+                          "ratio": [2.0, 0.5, 2.0, 1.0]})
+    assert V.geometric_mean_error(frame["ratio"]) == pytest.approx(2 ** 0.75 - 1, rel=1e-12)
+    assert source_weighted_error(frame) == pytest.approx(2 ** 0.5 - 1, rel=1e-12)
+    per = error_by_source(frame)
+    assert per["source"].tolist() == ["big", "small"] and per["cases"].tolist() == [3, 1]
+    assert per["gm_error"].tolist() == pytest.approx([1.0, 0.0])
+    assert np.isnan(source_weighted_error(frame, split="fit")), "no fit cases: no figure"
+    # a case without a projection (NaN ratio) is left out, not counted as on the mark
+    with_gap = pd.concat([frame, pd.DataFrame({"source": ["small"], "split": "holdout", "ratio": [np.nan]})])
+    assert source_weighted_error(with_gap) == source_weighted_error(frame)
 
 
 def test_validation_chart_draws_every_projected_case(results):
