@@ -185,3 +185,14 @@ def test_synchronized_needs_a_closed_loop():
         P.inference(request_rate=1.0, synchronized=True, **H100)
     with pytest.raises(ValueError, match="synchronized must be True or False"):
         P.inference(concurrency=4, synchronized="yes", **H100)
+
+
+def test_the_waves_step_sum_is_the_prompt_by_prompt_sum():
+    """The wave's exact sum of ceil(k·L/C) over its prompts (a vectorised floor-sum, no loop over the
+    prompts) equals the sum taken prompt by prompt, for prompts shorter and longer than the budget."""
+    from accelkit.projection.serving_load import _floor_sum
+
+    n, L, C = np.meshgrid([1, 2, 7, 50, 300], [1, 128, 200, 1000, 7000, 9000, 20000], [512, 2048, 8192])
+    fast = _floor_sum(n, C, L, L + C - 1)
+    slow = np.vectorize(lambda n, L, C: sum(math.ceil(k * L / C) for k in range(1, n + 1)))(n, L, C)
+    assert (fast == slow).all(), "the floor-sum differs from the prompt-by-prompt sum"

@@ -60,7 +60,8 @@ def _floor_sum(n, m, a, b):
         b = b % m
         y_max = a * n + b
         live &= y_max >= m
-        n, b, m, a = np.where(live, y_max // m, 0), np.where(live, y_max % m, 0), np.where(live, a, 1), np.where(live, m, 0)
+        n, b = np.where(live, y_max // m, 0), np.where(live, y_max % m, 0)
+        m, a = np.where(live, a, 1), np.where(live, m, 0)
     return total
 
 
@@ -151,9 +152,9 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       p90 the first wave's own 90th percentile (the prompt ``ceil(0.9·n)``'s step). Measured (the course
       table of NIM GenAI-Perf sweeps, Llama-3 8B and 70B on A100 and H100 at 10 clients; ``accelkit
       validate``): 0.92-1.75× of this wave (median 1.16 for 200-token, 1.32 for 2,000-token prompts),
-      where a wave priced prompt by prompt was 1.4-2.6× short; NIM 1.8.0's 8B tables at 25-100 clients
-      of 200-500-token prompts come in at 0.55-0.68× (their engine's budget is not stated); with longer
-      prompts and 50 clients or more the clients fall partly out of step.
+      where a wave priced prompt by prompt was 1.4-2.6× short for 200- and 2,000-token prompts; NIM
+      1.8.0's 8B tables at 25-100 clients of 200-500-token prompts come in at 0.55-0.76× (their engine's
+      budget is not stated); with longer prompts and 50 clients or more the clients fall partly out of step.
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:
