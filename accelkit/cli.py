@@ -273,7 +273,7 @@ def cmd_validate(args):
         print(_("held out, each source weighted once: {error:.1%} over {sources} sources (each case weighted once: "
                 "{per_case:.1%}; the largest source holds {largest} of {cases} cases)").format(
             error=source_weighted_error(results, "holdout"), sources=len(held), largest=int(held["cases"].iloc[0]),
-            per_case=V.geometric_mean_error(results.loc[results["split"] == "holdout", "ratio"]),
+            per_case=float(summary.loc[summary["category"] == "all", "gm_error_holdout"].iloc[0]),
             cases=int(held["cases"].sum())))
     if not args.fit:  # the stored constants: a refit's would calibrate other ranges than these
         from .projection.intervals import leave_one_source_out

@@ -128,7 +128,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     mm = mm * k["gemm_fraction"]
     mm_attn = mm_attn * k["attention_fraction"]
     # decode steps' small all-reduces: custom kernels in CUDA graphs; prompt tokens (not graph-captured) pay NCCL's
-    ar_lat = k["serving_allreduce_latency_s"]
+    ar_lat, prompt_lat = k["serving_allreduce_latency_s"], rates["ar_lat"]
 
     def roofline(t_mem, t_comp):
         # kernels overlap memory and compute imperfectly: max + (1 - overlap) × min
@@ -148,7 +148,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         compute = ((2.0 * body * tokens + head * n_seq) / tp / mm
                    + attn_factor * n_l * L * L * d_attn * n_seq / tp / mm_attn)
         weights = shape.read_params(tokens, ep) * weight_bytes_per_param / tp / bw
-        return roofline(weights, compute) + tp_comm(tokens, rates["ar_lat"]) + k["prefill_overhead_s"]
+        return roofline(weights, compute) + tp_comm(tokens, prompt_lat) + k["prefill_overhead_s"]
 
     def step(prefill_tokens, B=B, lat=ar_lat):
         ctx = L + O / 2.0
@@ -162,7 +162,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
 
     prefill_one = prefill(1.0)
     if load is not None:
-        return serve_load(step, prefill_one, B, L, O, chunk_step=lambda c, n: step(c, n, rates["ar_lat"]), **load)
+        return serve_load(step, prefill_one, B, L, O, chunk_step=lambda c, n: step(c, n, prompt_lat), **load)
     if schedule == "static":
         tpot, bound, comm = step(0.0)
         total = prefill(B) + O * tpot

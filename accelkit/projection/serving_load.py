@@ -86,7 +86,7 @@ def _wave_prefill(step, n, L, budget):
     # sum_k ceil(k·L/C) = sum_{i=0}^{n-1} floor((L·i + L + C - 1) / C)
     mean_steps = _floor_sum(n, C, L, L + C - 1.0) / n
     in_last = n - np.floor((steps - 1.0) * C / L)  # prompts whose last chunk lies in step K
-    mean = (mean_steps - 1.0) * full + full + in_last / n * (last - full)
+    mean = mean_steps * full + in_last / n * (last - full)
     k90 = np.ceil(0.9 * n)
     s90 = np.ceil(k90 * L / C)
     p90 = (s90 - 1.0) * full + np.where(s90 >= steps, last, full)
