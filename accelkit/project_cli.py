@@ -64,6 +64,8 @@ def add_parser(sub):
     llm.add_argument("--synchronized", action="store_true",
                      help=_("with --concurrency: the clients stay in step, as in a load test of fixed lengths "
                             "(every wave queues as the first)"))
+    llm.add_argument("--stack", default=None, help=_("serving engine of data/stacks.csv: tensorrt-llm, vllm, sglang, "
+                                                     "vendor-serving (default: the vendor's)"))
     llm.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
     llm.set_defaults(func=run_llm, prog=f"{PROG} llm")
 
@@ -161,7 +163,8 @@ def run_llm(args):
                        tensor_parallel=args.tensor_parallel, batch_size=args.batch_size,
                        input_tokens=args.input_tokens, output_tokens=args.output_tokens,
                        kv_precision=args.kv_precision, concurrency=args.concurrency, request_rate=args.request_rate,
-                       requests_per_client=args.requests_per_client, synchronized=args.synchronized)
+                       requests_per_client=args.requests_per_client, synchronized=args.synchronized,
+                       stack=args.stack)
     if done is not None:
         return done
     if args.concurrency is not None:
@@ -178,6 +181,7 @@ def run_llm(args):
     print(_("{device} × {n}, {model}, {precision} (KV {kv}), tensor parallel {tp}, {inp} → {out} tokens, {load}").format(
         device=r["name"], n=args.devices, model=r["model"], precision=r["precision"], kv=r["kv_precision"],
         tp=int(r["tensor_parallel"]), inp=args.input_tokens, out=args.output_tokens, load=load))
+    print("  " + _("serving engine: {stack}").format(stack=r["stack"]))
     under_load = args.concurrency is not None or args.request_rate is not None
     lines = [_line(_("time to first token (median)") if under_load else _("time to first token"), r, "ttft_s", _ms)]
     if under_load:

@@ -57,6 +57,7 @@ from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
 from .precisions import resolve_kv_precision, resolve_precision
 from .serving_layouts import _ACT_BYTES, _expert_group, _layouts, _n, _pipeline, expert_alltoall_seconds
+from .serving_rates import llm_stack_limits, serving_rates
 from .serving_load import TOKEN_BUDGET, md1_wait, serve_load, _wait_percentile  # noqa: F401 (public here too)
 from .serving_search import _LOAD_TIMES, _explain, _largest_batch_meeting, _load_args
 from .shapes import resolve_model
@@ -80,7 +81,8 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         ``mm`` (matmul FLOP/s at the compute precision), ``mm_attn`` (bf16 FLOP/s for
         attention), ``bw`` (bytes/s), ``ar_bw`` (all-reduce bus bytes/s),
         ``ar_lat`` (s) -- achievable, per device; optionally ``net_bw`` (bytes/s) and
-        ``net_lat`` (s) of the device's network port (expert parallel across nodes).
+        ``net_lat`` (s) of the device's network port (expert parallel across nodes), ``car_max``
+        (bytes, the stack's custom all-reduce limit, :mod:`~accelkit.projection.serving_rates`).
     tp, batch, input_tokens, output_tokens : arrays
         Tensor-parallel size, sequences per group, prompt and generated tokens.
     ep : array
@@ -129,6 +131,9 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     mm_attn = mm_attn * k["attention_fraction"]
     # decode steps' small all-reduces: custom kernels in CUDA graphs; prompt tokens (not graph-captured) pay NCCL's
     ar_lat, prompt_lat = k["serving_allreduce_latency_s"], rates["ar_lat"]
+    # a stack with a stated limit (vLLM, SGLang): its own kernel below it on a linked group or two devices, NCCL above
+    car_max = rates.get("car_max", np.inf)
+    custom_ok = (tp <= 2) | (rates.get("linked", True) & (tp <= rates["link_max"]))
 
     def roofline(t_mem, t_comp):
         # kernels overlap memory and compute imperfectly: max + (1 - overlap) × min
@@ -136,7 +141,9 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
 
     def tp_comm(tokens, lat=ar_lat):
         # two all-reduces per layer (after attention and after the MLP), Megatron-style
-        return (2.0 * n_l * allreduce_seconds(tokens * d * _ACT_BYTES, tp, ar_bw, lat)
+        msg = tokens * d * _ACT_BYTES
+        lat = np.where(np.isfinite(car_max), np.where(custom_ok & (msg < car_max), ar_lat, prompt_lat), lat)
+        return (2.0 * n_l * allreduce_seconds(msg, tp, ar_bw, lat)
                 + expert_alltoall_seconds(tokens, shape, ep, rates, devices_per_node, ar_lat,
                                           rates.get("net_bw", np.inf), rates.get("net_lat", 0.0)))
 
@@ -179,25 +186,11 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
             "request_latency_s": latency, "output_tokens_per_s": rate, "memory_bound": bound, "comm_s": comm}
 
 
-def _rates(ceil, compute_precision, level=""):
-    attn = ceil[f"matmul_bf16{level}"].fillna(ceil[f"matmul_fp16{level}"])
-    if compute_precision in ("fp32", "tf32"):
-        attn = ceil[f"matmul_{compute_precision}{level}"]
-    lat_level = {"": "", "_low": "_high", "_high": "_low"}[level]
-    return {"mm": ceil[f"matmul_{compute_precision}{level}"].to_numpy(dtype=float)[:, None],
-            "mm_attn": attn.to_numpy(dtype=float)[:, None],
-            "bw": ceil[f"memory_bw{level}"].to_numpy(dtype=float)[:, None],
-            "ar_bw": ceil[f"allreduce_bw{level}"].to_numpy(dtype=float)[:, None],
-            "ar_bw_pcie": ceil[f"allreduce_bw_pcie{level}"].to_numpy(dtype=float)[:, None],
-            "link_max": ceil["link_max_devices"].to_numpy(dtype=float)[:, None],
-            "ar_lat": ceil[f"allreduce_latency_s{lat_level}"].to_numpy(dtype=float)[:, None]}
-
-
 def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, tensor_parallel=None,
               batch_size=None, pipeline_parallel=None, input_tokens=1024, output_tokens=256, kv_precision=None, catalog=None,
               measurements=None, schedule="continuous", devices_per_node=8, max_batch_size=None, check_memory=True,
               tpot_target_s=None, ttft_target_s=None, concurrency=None, request_rate=None, token_budget=None,
-              expert_parallel=None, requests_per_client=None, synchronized=False, **overrides):
+              expert_parallel=None, requests_per_client=None, synchronized=False, stack=None, **overrides):
     """Projected serving figures of a model on a device (or every device).
 
     Parameters
@@ -271,6 +264,10 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         The scheduler's tokens per step (vLLM ``max_num_batched_tokens``, TensorRT-LLM
         ``max_num_tokens``, SGLang ``chunked_prefill_size``); default
         :data:`TOKEN_BUDGET` (8192).
+    stack : str, optional
+        The serving engine (``data/stacks.csv``, workload ``llm``); default TensorRT-LLM on NVIDIA,
+        vLLM on AMD, ``vendor-serving`` elsewhere. vLLM / SGLang pay NCCL's latency on all-reduces
+        above their custom kernel's limit (8 MiB) (:mod:`accelkit.projection.serving_rates`).
     tpot_target_s, ttft_target_s : float, optional
         Service-level targets [s] on the projected (median) time per output token
         and time to first token. With ``batch_size=None`` the batch is the largest
@@ -294,7 +291,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         ``requests_per_s`` [1/s], each with ``_low``/``_high``; ``batch_size``,
         ``tensor_parallel``, ``pipeline_parallel``, ``expert_parallel``, ``replicas``, ``max_batch_size`` (what fits),
         ``memory_bound``, ``weight_bytes_per_device``, ``kv_bytes_per_device``,
-        ``precision``, ``kv_precision``, the ``*_source`` of each ceiling and
+        ``precision``, ``kv_precision``, ``stack`` (the serving engine), the ``*_source`` of each ceiling and
         ``feasible`` / ``why`` (a DataFrame row that cannot run says why).
 
     Raises
@@ -318,6 +315,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     k = constants(**overrides)
     cap = k["max_batch_size"] if max_batch_size is None else float(max_batch_size)
     ceil, single = ceilings_for(device, catalog, measurements)
+    stack_names, car_max = llm_stack_limits(ceil, stack, catalog)
     tps, pps, eps = _layouts(n_devices, shape, tensor_parallel, pipeline_parallel, devices_per_node, expert_parallel)
     from .systems import network_bandwidth
 
@@ -352,7 +350,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     slo = load is None and batch_size is None and (tpot_target_s is not None or ttft_target_s is not None)
 
     # the achievable rates per level, built once (the target search projects many batches)
-    rates_at = {lv: dict(_rates(ceil, mm_precision, lv), net_bw=net_bw, net_lat=net_lat) for lv in ("", "_low", "_high")}
+    rates_at = {lv: dict(serving_rates(ceil, mm_precision, lv), net_bw=net_bw, net_lat=net_lat, car_max=car_max)
+                for lv in ("", "_low", "_high")}
 
     def core(level, b, load=None, sched=schedule):
         """One layout's figures per group of ``tp × pp × ep`` devices."""
@@ -420,7 +419,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         "output_tokens": np.full(n_rows, output_tokens), "model": np.full(n_rows, shape.name, dtype=object),
         "matmul_source": ceil[f"matmul_{mm_precision}_source"].to_numpy(),
         "memory_source": ceil["memory_bw_source"].to_numpy(),
-        "allreduce_source": ceil["allreduce_bw_source"].to_numpy(),
+        "allreduce_source": ceil["allreduce_bw_source"].to_numpy(), "stack": stack_names,
     })
     why = np.full(n_rows, "", dtype=object)
     no_peak = ~np.isfinite(ceil[f"matmul_{mm_precision}"].to_numpy(dtype=float))
@@ -493,7 +492,7 @@ def inference_grid(model, batch_size, input_tokens, output_tokens, precision="bf
     ceil, _ = ceilings_for(None, catalog, measurements)
     b, L, O = np.broadcast_arrays(np.asarray(batch_size, dtype=float), np.asarray(input_tokens, dtype=float),
                                   np.asarray(output_tokens, dtype=float))
-    r = serve_core(shape, _rates(ceil, mm_precision), float(tensor_parallel), b[None, :], L[None, :], O[None, :],
+    r = serve_core(shape, serving_rates(ceil, mm_precision), float(tensor_parallel), b[None, :], L[None, :], O[None, :],
                    w_bytes, kv_bytes, k, schedule)
     return {"name": ceil["name"].to_numpy(), "ttft_s": r["ttft_s"], "tpot_s": r["tpot_s"],
             "request_latency_s": r["request_latency_s"],

@@ -9,6 +9,12 @@ Each row of ``data/stacks.csv`` names a stack, its ``execution`` class (``fused`
 with the documentation that says how it executes. The per-kernel time of each class
 (``vision_kernel_s_fused``, ``vision_kernel_s_eager``) is a fitted constant of
 ``data/projection_constants.csv`` (``accelkit validate --fit``, on the fit sources).
+
+Serving engines for decoders (workload ``llm``: TensorRT-LLM, vLLM, SGLang, the vendor's
+own) differ where the engine can source it: the largest tensor-parallel all-reduce their
+custom kernel takes (``custom_allreduce_max_bytes``, ``_rocm`` on AMD parts; vLLM's
+``CustomAllreduce``: 8 MiB), above which they fall back to NCCL
+(:func:`~accelkit.projection.serving_rates.llm_stack_limits`).
 """
 
 from __future__ import annotations
@@ -19,9 +25,12 @@ from pathlib import Path
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_stacks", "stack_row", "default_stack", "EXECUTIONS"]
+__all__ = ["load_stacks", "stack_row", "default_stack", "EXECUTIONS", "WORKLOADS"]
 
 EXECUTIONS = ("fused", "eager")
+
+#: the workloads a stack row may list; a stack serves only the ones it lists
+WORKLOADS = ("vision", "encoder", "recommender", "llm")
 
 STACKS_SCHEMA = Schema("the software stacks CSV", (
     Column("stack", required=True, nonempty=True), Column("label", required=True, nonempty=True),
@@ -29,6 +38,8 @@ STACKS_SCHEMA = Schema("the software stacks CSV", (
     Column("execution", required=True, nonempty=True, choices=EXECUTIONS),
     Column("default_for_vendors", required=True), Column("source_url", required=True, nonempty=True),
     Column("notes", required=True),
+    Column("custom_allreduce_max_bytes", kind="number", unit="bytes", low=0),
+    Column("custom_allreduce_max_bytes_rocm", kind="number", unit="bytes", low=0),
 ), label="stack", unique="stack")
 
 
@@ -42,22 +53,36 @@ def load_stacks(path=None):
     return _load(data_path("stacks.csv") if path is None else path).copy()
 
 
-def stack_row(stack, path=None):
-    """One stack's row as a dict; an unknown name raises naming the close matches."""
+def _serves(workloads, workload):
+    return workload in [w.strip() for w in str(workloads).split(";")]
+
+
+def stack_row(stack, path=None, workload=None):
+    """One stack's row as a dict; an unknown name raises naming the close matches, and a
+    stack that does not serve ``workload`` (``vision``, ``llm``, ...) names those that do."""
     from .._validate import check_choice
 
     table = _load(data_path("stacks.csv") if path is None else path)
+    if workload is not None:
+        table = table[[_serves(w, workload) for w in table["workloads"]]]
     name = check_choice("stack", stack, table["stack"].tolist())
     return table.set_index("stack").loc[name].to_dict() | {"stack": name}
 
 
-@lru_cache(maxsize=2)
-def _defaults(path):
+@lru_cache(maxsize=8)
+def _defaults(path, workload):
     table = _load(path)
-    return {v.strip(): stack for stack, vendors in zip(table["stack"], table["default_for_vendors"])
-            for v in str(vendors).split(";") if v.strip()}
+    return {v.strip(): stack for stack, vendors, works in
+            zip(table["stack"], table["default_for_vendors"], table["workloads"])
+            if _serves(works, workload) for v in str(vendors).split(";") if v.strip()}
 
 
-def default_stack(vendor, path=None):
-    """The stack a device of ``vendor`` runs image models and encoders with by default."""
-    return _defaults(data_path("stacks.csv") if path is None else path).get(vendor, "vendor-compiler")
+#: the stack of a vendor no row names, per workload
+_FALLBACK = {"llm": "vendor-serving"}
+
+
+def default_stack(vendor, path=None, workload="vision"):
+    """The stack a device of ``vendor`` runs ``workload`` with by default (image models,
+    encoders and recommenders share theirs; ``llm``: the serving engine)."""
+    fallback = _FALLBACK.get(workload, "vendor-compiler")
+    return _defaults(data_path("stacks.csv") if path is None else path, workload).get(vendor, fallback)

@@ -284,7 +284,7 @@ def _predict_case(case, extra_models=None, **constant_overrides):
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
                   concurrency=_opt(case.get("concurrency")), expert_parallel=_opt(case.get("expert_parallel")),
                   requests_per_client=_opt(case.get("requests_per_client")),
-                  synchronized=bool(_opt(case.get("synchronized"))),
+                  synchronized=bool(_opt(case.get("synchronized"))), stack=case.get("stack") or None,
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})

@@ -173,7 +173,7 @@ def _stacks_for(ceil, stack):
     from .stacks import default_stack
 
     if stack is not None:
-        return np.full(len(ceil), stack_row(stack)["stack"], dtype=object)
+        return np.full(len(ceil), stack_row(stack, workload="vision")["stack"], dtype=object)
     vendors = load_catalog().set_index("name")["vendor"]
     by_vendor = {v: default_stack(v) for v in set(vendors)}
     return np.array([by_vendor.get(vendors.get(n, ""), "vendor-compiler") for n in ceil["name"]], dtype=object)
