@@ -110,7 +110,8 @@ def best_configurations(scenario, catalog, measurements=None):
     out = better.copy()
     out.index = catalog.index
     columns = [c for c in ("precision", "n_devices", "zero_stage", "batch_size", "tensor_parallel", "pipeline_parallel",
-                           "expert_parallel", "micro_batch_size", "recompute", "power_mode", "power_w") if c in out]
+                           "expert_parallel", "micro_batch_size", "recompute", "power_mode", "power_w", "stack")
+               if c in out]
     out["configuration"] = [_words(r, scenario) for r in out[columns].to_dict("records")]
     from .projection.shapes import custom_shape
 
@@ -277,6 +278,19 @@ def _pick(frames, column, lower_is_better, precisions=None):
     return out
 
 
+def _serving_engine(stack):
+    """The label of a decoder's named serving engine (``data/stacks.csv``, workload ``llm``: TensorRT-LLM,
+    vLLM, SGLang); "" for the vendor's own (no engine-specific term is priced), an image model's or
+    encoder's stack, or none."""
+    from .projection.stacks import load_stacks
+
+    table = load_stacks().set_index("stack")
+    if (not isinstance(stack, str) or stack not in table.index or stack == "vendor-serving"
+            or "llm" not in table.loc[stack, "workloads"]):
+        return ""
+    return str(table.loc[stack, "label"])
+
+
 def _words(row, scenario):
     """The chosen configuration in words, in the language in use ("bf16, 8 devices, ZeRO-3")."""
     from .i18n import _
@@ -323,6 +337,11 @@ def _words(row, scenario):
         if b == b:
             batch = _("batch {n} per device") if ep == ep and ep > 1 else _("batch {n}")
             parts.append(batch.format(n=f"{b:.0f}"))
+        from .projection.for_scenario import workload_kind
+
+        engine = _serving_engine(row.get("stack")) if workload_kind(scenario) == "llm" else ""
+        if engine:
+            parts.append(_("served by {engine}").format(engine=engine))
         mode = row.get("power_mode")
         if isinstance(mode, str) and mode:
             # a Jetson under the scenario's power envelope, in its highest nvpmodel mode within it

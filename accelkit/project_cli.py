@@ -9,6 +9,8 @@ on a software ``--stack`` and, for a Jetson, a ``--power-mode``.
 ``accelkit project recommender``  a DLRM-class recommender
 (:func:`accelkit.projection.recommender.recommender`): user-item pairs scored per second
 and the time of one pass, with where its embedding tables live.
+``accelkit project gnn``  a graph network (:func:`accelkit.projection.gnn.gnn`): seeds
+classified per second over a node's devices, and which link carries the feature gathers.
 
 Every figure is printed with its stated 80 % range; ``--json`` prints the projection's
 fields instead. Bad input exits 2 with one line naming the option.
@@ -93,6 +95,18 @@ def add_parser(sub):
                      help=_("devices: the tables are replicated when they fit one, else sharded over N (default 1)"))
     rec.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
     rec.set_defaults(func=run_recommender, prog=f"{PROG} recommender")
+
+    gnn = kinds.add_parser("gnn", help=_("classify seed nodes with a graph network (R-GAT): seeds per second"))
+    gnn.add_argument("--device", required=True, help=_("a catalogue name or alias"))
+    gnn.add_argument("--model", default="R-GAT (IGBH-full)", help=_("a preset of data/gnn_models.csv (default "
+                                                                    "R-GAT (IGBH-full))"))
+    gnn.add_argument("--precision", default="bf16", help=_("the GAT layers' precision: bf16, fp16, fp8 (default bf16)"))
+    gnn.add_argument("--feature-precision", default="fp8",
+                     help=_("the node features' storage: fp8, fp16, bf16, fp32 (default fp8, as NVIDIA's harness)"))
+    gnn.add_argument("--devices", type=int, default=8, metavar="N",
+                     help=_("devices of one node sharing the feature table (default 8)"))
+    gnn.add_argument("--json", action="store_true", help=_("print the projection's fields as JSON"))
+    gnn.set_defaults(func=run_gnn, prog=f"{PROG} gnn")
     return p
 
 
@@ -243,5 +257,38 @@ def run_recommender(args):
     print("  " + _("embedding tables: {gb} GB; {layout} ({share:.0%} of the rows on the device)").format(
         gb=f"{r['table_bytes'] / units.GIGA:,.1f}", layout=_(_LAYOUT_WORDS[r["layout"]]),
         share=r["table_share_on_device"]))
+    print("\n".join(_sources(r)))
+    return 0
+
+
+#: where a graph network's feature table lives, in words
+_LAYOUT_GNN = {"one device": N_("on one device"), "sharded": N_("sharded over the devices' memory"),
+               "host": N_("partly in host memory (it does not fit the devices)")}
+
+#: what bounds a graph network's seed, in words
+_BOUND_WORDS = {"link": N_("the feature rows held by the other devices, over the link"),
+                "host": N_("the feature rows left in host memory, over PCIe"),
+                "memory": N_("the feature rows read from this device's memory"),
+                "compute": N_("the GAT layers' matmuls")}
+
+
+def run_gnn(args):
+    from .projection.gnn import gnn
+
+    r, done = _project(args, gnn, args.device, args.model, precision=args.precision,
+                       feature_precision=args.feature_precision, n_devices=args.devices)
+    if done is not None:
+        return done
+    print(_("{device} × {n}, {model}, {precision} (features {feat})").format(
+        device=r["name"], n=args.devices, model=r["model"], precision=r["precision"], feat=r["feature_precision"]))
+    print(_line(_("seeds per second, all devices"), r, "samples_per_s", _rate))
+    print(_line(_("seeds per second per device"), r, "samples_per_s_per_device", _rate))
+    print("  " + _("{rows:,.0f} feature rows ({mb:.1f} MB) gathered per seed; {gb:,.0f} GB of features and graph, "
+                   "{layout}").format(rows=r["rows_per_seed"], mb=r["feature_bytes_per_seed"] / units.MEGA,
+                                      gb=r["store_bytes"] / units.GIGA, layout=_(_LAYOUT_GNN[r["layout"]])))
+    if r["link"]:
+        link = _("{link} between pairs, PCIe beyond").format(link=r["link"]) if r["link_pairs_only"] else r["link"]
+        print("  " + _("remote rows over: {link}").format(link=link))
+    print("  " + _("bound by: {what}").format(what=_(_BOUND_WORDS[r["bound"]])))
     print("\n".join(_sources(r)))
     return 0

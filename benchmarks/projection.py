@@ -25,6 +25,8 @@ def main():
                best_of(lambda: projection.recommender(None, "DLRM-v2"), repeat=10), target=0.020),
         report(f"recommender_training(), DLRM-v2 on 8 x {n_devices} devices",
                best_of(lambda: projection.recommender_training(None, "DLRM-v2"), repeat=10), target=0.020),
+        report(f"gnn(), R-GAT on 8 x {n_devices} devices",
+               best_of(lambda: projection.gnn(None, n_devices=8), repeat=10), target=0.020),
         report(f"training(), one scenario x {n_devices} devices",
                best_of(lambda: projection.training(None, "Llama-2 7B", n_devices=8, check_memory=False), repeat=10),
                target=0.020),

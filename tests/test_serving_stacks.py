@@ -135,3 +135,19 @@ def test_the_cli_names_the_serving_engine_and_projects_on_it(capsys):
     assert got["stack"] == "vllm" and got["tpot_s"] == pytest.approx(want["tpot_s"], rel=1e-12)
     assert main(["project", "llm", "--device", "H100 SXM", "--stack", "tensorrt"]) == 2
     assert "Did you mean 'tensorrt-llm'" in capsys.readouterr().err
+
+
+def test_the_decision_names_the_engine_a_decoders_figures_assume_and_not_an_encoders():
+    from pathlib import Path
+
+    from accelkit.scenario import load
+    from accelkit.select import rank
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    ranked = rank(load(examples / "serve-70b-at-latency-target.yaml")).set_index("name")
+    assert ranked.loc["Instinct MI300X", "configuration"].endswith("served by vLLM")
+    assert ranked.loc["H200 SXM", "configuration"].endswith("served by TensorRT-LLM")
+    # the vendor's own stack prices nothing engine-specific: no engine named
+    assert "served by" not in ranked.loc["Gaudi 3", "configuration"]
+    bert = rank(load(examples / "bert-inference-small-team.yaml"))
+    assert not bert["configuration"].str.contains("served by").any()

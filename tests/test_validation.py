@@ -147,6 +147,11 @@ def test_source_keys_merge_copies_of_one_publication():
              "Offline/performance/run_1/mlperf_log_summary.txt"
     assert source_key(mlperf.format("L4x1_TRT")) == source_key(mlperf.format("Orin_TRT")) == \
         "inference_results_v3.1/closed/NVIDIA"
+    # a mirror named mlperf_inference_results_vX holds the same round: one submitter is one source
+    mirror = "https://github.com/ntuhpc/mlperf_inference_results_v5.0/blob/cf35411/closed/Lenovo/results/{}/rgat/" \
+             "Offline/performance/run_1/mlperf_log_summary.txt"
+    assert source_key(mirror.format("H200-SXM-141GBx8_TRT")) == source_key(mirror.format("SR780a_V3_H200SXMx8")) == \
+        "inference_results_v5.0/closed/Lenovo"
 
 
 _H100_LAB = ("GPUStack's H100 runs come 1.4-2.2× below the engine under vLLM, SGLang and TensorRT-LLM alike, while "

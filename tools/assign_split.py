@@ -37,8 +37,9 @@ def source_key(url):
 
     * GitHub files: the repository name (not its owner: a fork copies the document) and the
       path, without the commit -- ``TensorRT-LLM/docs/source/performance/perf-overview.md``.
-    * MLPerf results (``mlcommons/inference_results_vX``): one round's submission of one
-      submitter in one division -- ``inference_results_v3.1/closed/NVIDIA`` -- not each log file.
+    * MLPerf results (``mlcommons/inference_results_vX``, or a mirror named
+      ``mlperf_inference_results_vX``): one round's submission of one submitter in one
+      division -- ``inference_results_v3.1/closed/NVIDIA`` -- not each log file.
     * Vendor pages in several locales: the path without the locale (``/en/``, ``/zh-cn/``).
     * NVIDIA NIM's benchmarking pages (``.../performance.md`` and its ``llms.txt`` copy):
       one source.
@@ -49,8 +50,10 @@ def source_key(url):
     path = u.path.rstrip("/")
     if host == "github.com":
         m = _GITHUB.match(path)
-        if m and m["repo"].lower().startswith(("inference_results_", "training_results_")):
-            return "/".join([m["repo"].lower(), *m["path"].split("/")[:2]])
+        # a mirror named mlperf_inference_results_vX copies the same round's results
+        repo = m["repo"].lower().removeprefix("mlperf_") if m else ""
+        if m and repo.startswith(("inference_results_", "training_results_")):
+            return "/".join([repo, *m["path"].split("/")[:2]])
         if m:
             return f"{m['repo'].lower()}/{m['path']}"
         parts = path.strip("/").split("/")

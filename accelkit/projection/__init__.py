@@ -12,7 +12,7 @@ in the open against ``data/validation/measured.csv`` by ``accelkit validate``
 
 Public functions: :func:`inference`, :func:`training`, :func:`matmul_flops`,
 :func:`memory_bandwidth`, :func:`allreduce_bus_bandwidth`, :func:`device_ceilings`,
-:func:`vision`, :func:`recommender`, :func:`recommender_training`.
+:func:`vision`, :func:`recommender`, :func:`recommender_training`, :func:`gnn`.
 """
 
 from .ceilings import (COMPUTE_PRECISIONS, allreduce_bus_bandwidth, allreduce_seconds, device_ceilings,
@@ -28,10 +28,11 @@ from .training_sweeps import training_sweep
 from .vision import frame_flops, vision, vision_seconds
 from .recommender import recommender
 from .recommender_training import recommender_training
+from .gnn import gnn
 
 __all__ = ["inference", "inference_grid", "training", "training_sweep", "training_search", "training_layouts",
            "training_memory_bytes", "step_sequences", "matmul_flops", "memory_bandwidth", "allreduce_bus_bandwidth",
            "allreduce_seconds", "device_ceilings", "efficiency_table", "load_efficiency", "constants",
            "constants_table", "resolve_model", "ModelShape", "model_flops_per_token", "PRECISION_MODES",
            "COMPUTE_PRECISIONS", "mode_words", "vision",
-           "vision_seconds", "frame_flops", "recommender", "recommender_training"]
+           "vision_seconds", "frame_flops", "recommender", "recommender_training", "gnn"]

@@ -22,7 +22,7 @@ __all__ = ["constants", "constants_table", "FITTED"]
 FITTED = ("decode_step_overhead_s", "decode_layer_overhead_s", "prefill_overhead_s",
           "train_elementwise_bytes_per_token_layer", "train_step_overhead_s", "dp_overlap", "roofline_overlap",
           "gemm_fraction", "attention_fraction", "serving_allreduce_latency_s", "vision_kernel_s_fused",
-          "vision_kernel_s_eager", "vision_gemm_fraction_fused", "vision_gemm_fraction_eager")
+          "vision_kernel_s_eager", "vision_gemm_fraction_fused", "vision_gemm_fraction_eager", "gnn_rows_per_fanout_bound")
 
 
 CONSTANTS_SCHEMA = Schema("the projection constants CSV", (

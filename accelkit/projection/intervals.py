@@ -42,6 +42,7 @@ ERROR_CONSTANTS = {
     "model_error_vision": tuple(c for c in VISION_CATEGORIES if c.startswith("vision_")),
     "model_error_encoder": tuple(c for c in VISION_CATEGORIES if c.startswith("encoder_")),
     "model_error_recommender": RECOMMENDER_CATEGORIES,
+    "model_error_gnn": ("gnn_offline",),
 }
 
 

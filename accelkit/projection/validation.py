@@ -37,7 +37,7 @@ __all__ = ["load_measured", "load_validation_models", "validate", "summary", "su
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
               "microbench_matmul", "microbench_memory", "microbench_allreduce", "serving_load_ttft",
               "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
-              "encoder_single_stream", "encoder_offline", "recommender_offline", "recommender_training")
+              "encoder_single_stream", "encoder_offline", "recommender_offline", "recommender_training", "gnn_offline")
 #: image models and encoders (:func:`~accelkit.projection.vision.vision`)
 VISION_CATEGORIES = ("vision_single_stream", "vision_offline", "encoder_single_stream", "encoder_offline")
 #: recommenders (:func:`~accelkit.projection.recommender.recommender`)
@@ -53,7 +53,7 @@ METRICS = {
     "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
     "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
     "device_hours": "h", "latency_s": "s", "samples_per_s_per_device": "samples/s",
-    "mlperf_dlrm_samples_per_s_per_device": "samples/s", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
+    "mlperf_dlrm_samples_per_s_per_device": "samples/s", "samples_per_s": "samples/s", "matmul_tflops": "TFLOPS", "memory_gbs": "GB/s", "allreduce_busbw_gbs": "GB/s",
 }
 #: how a source counts training FLOP (to turn its TFLOP/s or MFU into tokens/s)
 CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_recompute")
@@ -250,6 +250,9 @@ def _predict_case(case, extra_models=None, **constant_overrides):
         return _predict_vision(case, **constant_overrides)
     if cat in RECOMMENDER_CATEGORIES:
         return _predict_recommender(case, **constant_overrides)
+    if cat == "gnn_offline":
+        from .gnn import predict_gnn_case
+        return predict_gnn_case(case, **constant_overrides)
     model = _model_for(case["model"], extra)
     if cat == "training":
         seq = int(case["seq_len"])
@@ -431,6 +434,7 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "vision_kernel_s_eager": np.r_[0.0, np.geomspace(3e-6, 3e-4, 25)],
         "vision_gemm_fraction_fused": np.linspace(0.3, 1.0, 15),
         "vision_gemm_fraction_eager": np.linspace(0.1, 1.0, 19),
+        "gnn_rows_per_fanout_bound": np.geomspace(1.0, 30.0, 121),
     }
     relevant = {
         "decode_step_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
@@ -446,7 +450,7 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "vision_kernel_s_fused": VISION_CATEGORIES,
         "vision_kernel_s_eager": VISION_CATEGORIES,
         "vision_gemm_fraction_fused": VISION_CATEGORIES,
-        "vision_gemm_fraction_eager": VISION_CATEGORIES,
+        "vision_gemm_fraction_eager": VISION_CATEGORIES, "gnn_rows_per_fanout_bound": ("gnn_offline",),
     }
 
     def loss(values, cats):

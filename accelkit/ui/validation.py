@@ -19,13 +19,13 @@ __all__ = ["ValidationPanel"]
 #: the kinds a person can filter on: every kind of accelkit validate but the microbenchmarks
 _CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training", "serving_load_ttft",
                "serving_load_tpot", "serving_expert_parallel", "vision_single_stream", "vision_offline",
-               "encoder_single_stream", "encoder_offline", "recommender_offline", "recommender_training")
+               "encoder_single_stream", "encoder_offline", "recommender_offline", "recommender_training", "gnn_offline")
 #: how a category is named on screen (English: its identifier, as before)
 CATEGORY_LABELS = {c: c for c in (N_("decode_batch1"), N_("fixed_batch_throughput"), N_("max_throughput"), N_("ttft"),
                                   N_("training"), N_("serving_load_ttft"), N_("serving_load_tpot"),
                                   N_("serving_expert_parallel"), N_("vision_single_stream"), N_("vision_offline"),
                                   N_("encoder_single_stream"), N_("encoder_offline"), N_("recommender_offline"),
-                                  N_("recommender_training"), N_("all"))}
+                                  N_("recommender_training"), N_("gnn_offline"), N_("all"))}
 #: the halves of the published cases
 _SPLITS = (N_("all"), N_("fit"), N_("holdout"))
 
