@@ -151,3 +151,14 @@ def test_the_decision_names_the_engine_a_decoders_figures_assume_and_not_an_enco
     assert "served by" not in ranked.loc["Gaudi 3", "configuration"]
     bert = rank(load(examples / "bert-inference-small-team.yaml"))
     assert not bert["configuration"].str.contains("served by").any()
+
+
+def test_the_grid_of_the_decision_space_serves_on_the_same_engines_as_inference():
+    from accelkit.projection import inference_grid
+
+    grid = inference_grid("Llama-3.1 70B", [1024], [128], [128], precision="fp8", tensor_parallel=8)
+    at = {n: i for i, n in enumerate(grid["name"])}
+    for device in ("Instinct MI300X", "H100 SXM"):
+        one = inference(device, "Llama-3.1 70B", precision="fp8", n_devices=8, tensor_parallel=8, batch_size=1024,
+                        input_tokens=128, output_tokens=128, check_memory=False)
+        assert grid["tpot_s"][at[device], 0] == pytest.approx(one["tpot_s"], rel=1e-9), device

@@ -492,8 +492,8 @@ def inference_grid(model, batch_size, input_tokens, output_tokens, precision="bf
     ceil, _ = ceilings_for(None, catalog, measurements)
     b, L, O = np.broadcast_arrays(np.asarray(batch_size, dtype=float), np.asarray(input_tokens, dtype=float),
                                   np.asarray(output_tokens, dtype=float))
-    r = serve_core(shape, serving_rates(ceil, mm_precision), float(tensor_parallel), b[None, :], L[None, :], O[None, :],
-                   w_bytes, kv_bytes, k, schedule)
+    rates = dict(serving_rates(ceil, mm_precision), car_max=llm_stack_limits(ceil, None, catalog)[1])  # vendors' engines
+    r = serve_core(shape, rates, float(tensor_parallel), b[None, :], L[None, :], O[None, :], w_bytes, kv_bytes, k, schedule)
     return {"name": ceil["name"].to_numpy(), "ttft_s": r["ttft_s"], "tpot_s": r["tpot_s"],
             "request_latency_s": r["request_latency_s"],
             "output_tokens_per_s_per_device": r["output_tokens_per_s"] / tensor_parallel}
