@@ -282,13 +282,9 @@ def _serving_engine(stack):
     """The label of a decoder's named serving engine (``data/stacks.csv``, workload ``llm``: TensorRT-LLM,
     vLLM, SGLang); "" for the vendor's own (no engine-specific term is priced), an image model's or
     encoder's stack, or none."""
-    from .projection.stacks import load_stacks
+    from .projection.stacks import serving_engine_labels
 
-    table = load_stacks().set_index("stack")
-    if (not isinstance(stack, str) or stack not in table.index or stack == "vendor-serving"
-            or "llm" not in table.loc[stack, "workloads"]):
-        return ""
-    return str(table.loc[stack, "label"])
+    return "" if stack == "vendor-serving" else serving_engine_labels().get(stack, "")
 
 
 def _words(row, scenario):

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_stacks", "stack_row", "default_stack", "EXECUTIONS", "WORKLOADS"]
+__all__ = ["load_stacks", "stack_row", "default_stack", "serving_engine_labels", "EXECUTIONS", "WORKLOADS"]
 
 EXECUTIONS = ("fused", "eager")
 
@@ -86,3 +86,15 @@ def default_stack(vendor, path=None, workload="vision"):
     encoders and recommenders share theirs; ``llm``: the serving engine)."""
     fallback = _FALLBACK.get(workload, "vendor-compiler")
     return _defaults(data_path("stacks.csv") if path is None else path, workload).get(vendor, fallback)
+
+
+@lru_cache(maxsize=2)
+def _labels(path, workload):
+    table = _load(path)
+    return {stack: label for stack, label, works in zip(table["stack"], table["label"], table["workloads"])
+            if _serves(works, workload)}
+
+
+def serving_engine_labels(path=None):
+    """``stack -> label`` of the serving engines (workload ``llm``), read once (the decision names one per device)."""
+    return _labels(data_path("stacks.csv") if path is None else path, "llm")
