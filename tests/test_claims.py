@@ -42,15 +42,18 @@ def test_latency_claim_adds_network_upload_overhead_and_inference():
     from accelkit.projection.constants import constants
 
     k = constants()
-    overlap, floor_ms = 1 - k["roofline_overlap"], 56 * k["vision_kernel_s_fused"] * 1e3  # a fused ResNet-50's kernels
-    # T4: 28.8e9 / (130e12 × 0.3) = 0.738462 ms; 11,166,560 B / 239.8e9 B/s = 0.046566 ms
-    t4 = 0.738462 + overlap * 0.046566 + floor_ms
+    overlap = 1 - k["roofline_overlap"]
+    # a fused ResNet-50's 56 kernels, each vision_kernel_cycles_fused cycles at the device's clock
+    t4_floor_ms, edge_floor_ms = (56 * k["vision_kernel_cycles_fused"] / hz * 1e3 for hz in (1590e6, 1020e6))
+    # T4: 28.8e9 / (130e12 × 0.3) = 0.738462 ms; 11,166,560 B / 239.8e9 B/s = 0.046566 ms; boost clock 1,590 MHz
+    t4 = 0.738462 + overlap * 0.046566 + t4_floor_ms
     assert parts["inference on T4"] == pytest.approx(t4, rel=1e-5), \
         "T4 inference should be 28.8 GFLOP / 39 TOP/s + weight traffic + the kernels' floor"
     # cloud: 40 + 60 + 20 + the T4's frame
     assert ms["cloud"] == pytest.approx(120.0 + t4, rel=1e-6), "the cloud path should be the sum of its four parts"
-    # edge: 28.8e9 / (33e12 × 0.3) = 2.909091 ms; 11,166,560 B / 80.951e9 B/s = 0.137943 ms, + 10 ms local overhead
-    edge = 2.909091 + overlap * 0.137943 + floor_ms + 10.0
+    # edge: 28.8e9 / (33e12 × 0.3) = 2.909091 ms; 11,166,560 B / 80.951e9 B/s = 0.137943 ms, the kernels at the Orin
+    # Nano Super's 1,020 MHz, + 10 ms local overhead
+    edge = 2.909091 + overlap * 0.137943 + edge_floor_ms + 10.0
     assert ms["edge"] == pytest.approx(edge, rel=1e-6), "the edge path should be inference plus local overhead"
     assert f"{ms['cloud']:.0f} ms" in verdict and f"{ms['edge']:.0f} ms" in verdict, "the verdict should state both totals"
 

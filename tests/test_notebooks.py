@@ -193,8 +193,9 @@ def test_edge_notebook_defaults(tmp_path):
 
     k = constants()
     # one YOLOv8s frame (28.8 GFLOP, 11.17 MB int8 weights) on an Orin Nano Super at 0.3 of 33 TOP/s:
-    # 2.909 ms compute + the unhidden share of 0.138 ms weights (80.95 GB/s) + a fused ResNet-50-deep net's 56 kernels
-    ms = 2.909091 + (1 - k["roofline_overlap"]) * 0.137943 + 56 * k["vision_kernel_s_fused"] * 1e3
+    # 2.909 ms compute + the unhidden share of 0.138 ms weights (80.95 GB/s) + a fused ResNet-50-deep net's 56 kernels,
+    # each vision_kernel_cycles_fused cycles at its MAXN_SUPER mode's 1,020 MHz (data/edge_power_modes.csv)
+    ms = 2.909091 + (1 - k["roofline_overlap"]) * 0.137943 + 56 * k["vision_kernel_cycles_fused"] / 1020e6 * 1e3
     # -> about 286 frames/s; 10 × 30 = 300 frames/s -> 2 units
     assert figure(text, "Jetson Orin Nano Super 8GB") == f"2 unit(s), {ms:.2f} ms per frame (meets every target)"
     # over the 30 W envelope at its top mode, it runs in its 30W nvpmodel mode (4 of 8 TPCs at 612 of 1,300 MHz,
@@ -215,8 +216,9 @@ def test_edge_notebook_more_cameras_and_a_bigger_model_need_more_units(tmp_path)
 
     k = constants()
     # YOLOv8m on the AGX Orin: 79.3e9 / (137.5e12 × 0.3) = 1.922 ms + the unhidden share of 0.159 ms weights
-    # + 56 fused kernels -> about 390 frames/s; 40 × 30 = 1,200 frames/s -> ceil(3.1) = 4 units, and now fits 80 W
-    ms = 1.922 + (1 - k["roofline_overlap"]) * 0.159 + 56 * k["vision_kernel_s_fused"] * 1e3
+    # + 56 fused kernels at MAXN's 1,300 MHz -> about 390 frames/s; 40 × 30 = 1,200 frames/s -> ceil(3.1) = 4 units,
+    # and now fits 80 W
+    ms = 1.922 + (1 - k["roofline_overlap"]) * 0.159 + 56 * k["vision_kernel_cycles_fused"] / 1300e6 * 1e3
     assert figure(text, "Jetson AGX Orin 64GB").startswith(f"4 unit(s), {ms:.2f} ms per frame")
     assert "60 W per box" not in figure(text, "Jetson AGX Orin 64GB")
 
@@ -270,17 +272,18 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
 def test_validation_notebook_defaults_and_filters(tmp_path):
     text, _ = run(tmp_path, "10_validation.ipynb")
     assert int(figure(text, "published measurements")) >= 40
-    # per kind, as README's validation table states them (761 cases, 73 sources, split by source): batch-1
+    # per kind, as README's validation table states them (769 cases, 79 sources, split by source): batch-1
     # decode and TTFT within 22 % (12.7 / 8.5 % on the fit sources; the held-out NIM GenAI-Perf course table's
     # one-request figures sit at 1.0-2.2x: a fixed cost per request the engine does not model), training
     # 15 %, fixed-batch 20 %, maximum throughput 40 % (36 %: AMD's and Gaudi's tables and GPUStack's H100
     # runs, 1.4-2.2x below the engine -- test_validation's known source gaps), TPOT under load 22 % (the course
-    # table's long prompts, 0.9-2.1x), image models 35 / 40 % (35 % at batch 1: every MLPerf submitter's L4 sits
-    # at 0.50-0.56x of the engine, test_validation's Ada cases), encoders 30 %; TTFT under load is the
+    # table's long prompts, 0.9-2.1x), image models 25 / 25 % (21 / 20 % since the clock and the L2 entered:
+    # the L4 at 0.67-1.05x, the L40S at 0.61-0.90x), encoders 30 % (29 % at batch 1: the
+    # TensorRT demo's BERT on A100 and A30 runs 1.4-1.7x fast); TTFT under load is the
     # engine's known miss (issue 24) and is shown, not hidden, in the overall figure
     errors = {kind: float(err) for kind, err in re.findall(r"^(\w+): \d+ cases, error ([\d.]+)$", text, flags=re.M)}
     limits = {"decode_batch1": 0.22, "fixed_batch_throughput": 0.20, "max_throughput": 0.40, "ttft": 0.22,
-              "training": 0.15, "serving_load_tpot": 0.22, "vision_single_stream": 0.35, "vision_offline": 0.40,
+              "training": 0.15, "serving_load_tpot": 0.22, "vision_single_stream": 0.25, "vision_offline": 0.25,
               "encoder_single_stream": 0.30, "encoder_offline": 0.30}
     assert set(limits) <= set(errors), f"the chapter should print every kind's error; it printed {sorted(errors)}"
     for kind, limit in limits.items():

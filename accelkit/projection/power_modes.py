@@ -28,10 +28,14 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
+from .. import units
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_power_modes", "power_modes_of", "mode_scale", "mode_within", "dla_share"]
+__all__ = ["load_power_modes", "power_modes_of", "mode_scale", "mode_within", "dla_share", "device_mode_shares",
+           "engine_share"]
 
 MODES_SCHEMA = Schema("the edge power modes CSV", (
     Column("device", required=True, nonempty=True), Column("power_mode", required=True, nonempty=True),
@@ -115,3 +119,48 @@ def dla_share(device, power_mode, path=None):
     if rows.empty or not clocks.notna().all():
         return 1.0
     return float(clocks[power_mode]) / float(clocks.iloc[0])
+
+
+def device_mode_shares(ceil, single, catalog, power_mode, power_envelope_w):
+    """Per device: the GPU-rate, memory-bandwidth and DLA-rate shares its power mode keeps, the mode's
+    name ("" for the catalogue's top mode) and its watts (NaN: the datasheet's maximum power)."""
+    from ..catalog import load_catalog
+
+    n = len(ceil)
+    gpu, memory, dla = np.ones(n), np.ones(n), np.ones(n)
+    names, watts = np.full(n, "", dtype=object), np.full(n, np.nan)
+    modes = {}
+    if power_mode is not None:
+        if not single:
+            raise ValueError("power_mode applies to one device; give device as one name")
+        modes[0] = power_mode
+    elif power_envelope_w is not None:
+        tdp = (load_catalog() if catalog is None else catalog).set_index("name")["tdp_w"]
+        listed = set(load_power_modes()["device"])
+        for i, name in enumerate(ceil["name"]):
+            over = name in listed and tdp.get(name, np.nan) > power_envelope_w
+            mode = mode_within(name, power_envelope_w) if over else None
+            if mode is not None:
+                modes[i] = mode["power_mode"]
+    for i, mode in modes.items():
+        name = ceil["name"].iloc[i]
+        gpu[i], memory[i], row = mode_scale(name, mode)
+        dla[i] = dla_share(name, row["power_mode"])
+        names[i], watts[i] = row["power_mode"], float(row["power_w"])
+    return gpu, memory, dla, names, watts
+
+
+def engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu, dla):
+    """The share of a device's rate its mode keeps: the GPU's and the DLAs' parts of the dense peak, each
+    by its own clock share. Only an INT8 peak counts the DLAs, and only where the peak given includes
+    them (chapter 07's GPU-only figure does not)."""
+    if mm_precision != "int8" or np.all(dla == gpu):
+        return gpu
+    from ..catalog import load_catalog
+
+    npu = ((load_catalog() if catalog is None else catalog).set_index("name")["npu_int8_tops_sparse"]
+           .reindex(ceil["name"]).to_numpy(dtype=float) / 2.0 * units.TERA)  # dense: half the 2:4-sparse figure
+    with np.errstate(invalid="ignore", divide="ignore"):
+        dla_part = np.clip(1.0 - (own_peak - np.nan_to_num(npu)) / peak_ops, 0.0, 1.0)
+    dla_part = np.nan_to_num(dla_part)
+    return (1.0 - dla_part) * gpu + dla_part * dla

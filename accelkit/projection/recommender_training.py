@@ -28,8 +28,9 @@ One step, per device (``b`` samples per device, ``n`` devices):
   :func:`~accelkit.projection.vision.vision_training`'s, ``dp_overlap`` of it hidden behind the
   backward pass;
 * **kernels**: three per layer (the forward, and the backward's activation and weight
-  gradients), each ``vision_kernel_s_fused`` -- the per-kernel time fitted for compiled,
-  graph-launched stacks (TensorRT, XLA), which is how MLPerf's HugeCTR runs a step (CUDA
+  gradients), each ``vision_kernel_cycles_fused`` GPU cycles at the device's clock
+  (:func:`~accelkit.projection.clocks_caches.gpu_clocks`) -- the per-kernel cost fitted for
+  compiled, graph-launched stacks (TensorRT, XLA), which is how MLPerf's HugeCTR runs a step (CUDA
   graphs); not the LLM engines' ``prefill_overhead_s``, a Python serving loop's cost, which
   alone would be 70 % of a DLRM-v2 step on 8 H100s.
 
@@ -50,6 +51,7 @@ import pandas as pd
 from .. import units
 from .._validate import check_choice, check_fraction, check_integer, check_positive
 from .ceilings import ceilings_for, one_or_frame
+from .clocks_caches import gpu_clocks
 from .constants import constants
 from .recommender import EMBEDDING_BYTES, recommender_row
 from .recommender_layers import dense_params, embedding_rows, lookups_per_sample, recommender_layers, table_elements
@@ -139,8 +141,8 @@ def recommender_training(device=None, model="DLRM-v2", samples=4_195_197_692, pr
         3.0 * e_bytes + 2.0 * OPTIMIZER_STATE[optimizer][0])
     pooled = len(structure["table_rows"]) * float(structure["embedding_dim"]) * act
     dense_grad = 2.0 * dense_params(structure)
-    kernels = 3.0 * len(layers) * k["vision_kernel_s_fused"]
     ceil, single = ceilings_for(device, catalog, measurements)
+    kernels = 3.0 * len(layers) * k["vision_kernel_cycles_fused"] / gpu_clocks(ceil["name"])[0]
     net_bw, _ = network_bandwidth(ceil, catalog, network_gbps)
     per_node = float(min(devices_per_node, n))
     peak = ceil[f"peak_{precision}"].to_numpy(dtype=float)
@@ -161,7 +163,7 @@ def recommender_training(device=None, model="DLRM-v2", samples=4_195_197_692, pr
         steps[level] = work + embedding + exchange + exposed + kernels
         if level == "":
             parts = {"mlp_s": work, "embedding_s": embedding, "exchange_s": exchange, "allreduce_s": exposed,
-                     "kernels_s": np.full(len(ceil), kernels)}
+                     "kernels_s": kernels * np.ones(len(ceil))}
     e = k["model_error_recommender"]
     for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
         out[f"step_s{level}"] = steps[src]

@@ -6,8 +6,9 @@ follow it, so a layer is one kernel that writes its output once; an eager framew
 runs each of those as its own kernel, each reading and writing the whole feature map.
 Each row of ``data/stacks.csv`` names a stack, its ``execution`` class (``fused`` or
 ``eager``), the workloads it is modelled for and the vendors it is the default of,
-with the documentation that says how it executes. The per-kernel time of each class
-(``vision_kernel_s_fused``, ``vision_kernel_s_eager``) is a fitted constant of
+with the documentation that says how it executes. The per-kernel cost of each class
+(``vision_kernel_cycles_fused``, GPU cycles at the device's clock, ``data/clocks_caches.csv``;
+``vision_kernel_s_eager``, seconds of the host's dispatch) is a fitted constant of
 ``data/projection_constants.csv`` (``accelkit validate --fit``, on the fit sources).
 
 Serving engines for decoders (workload ``llm``: TensorRT-LLM, vLLM, SGLang, the vendor's

@@ -430,11 +430,12 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "gemm_fraction": np.linspace(0.5, 1.0, 21),
         "attention_fraction": np.linspace(0.3, 1.0, 15),
         "serving_allreduce_latency_s": np.r_[0.0, np.geomspace(2e-6, 1e-4, 18)],
-        "vision_kernel_s_fused": np.r_[0.0, np.geomspace(1e-6, 1e-4, 25)],
         "vision_kernel_s_eager": np.r_[0.0, np.geomspace(3e-6, 3e-4, 25)],
         "vision_gemm_fraction_fused": np.linspace(0.3, 1.0, 15),
         "vision_gemm_fraction_eager": np.linspace(0.1, 1.0, 19),
         "gnn_rows_per_fanout_bound": np.geomspace(1.0, 30.0, 121),
+        "vision_kernel_cycles_fused": np.r_[0.0, np.geomspace(1e3, 1e5, 41)],
+        "vision_l2_usable_fraction": np.linspace(0.0, 1.0, 21),
     }
     relevant = {
         "decode_step_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
@@ -447,10 +448,11 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
         "gemm_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
         "attention_fraction": tuple(c for c in CATEGORIES if c not in LOAD_CATEGORIES),
         "serving_allreduce_latency_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
-        "vision_kernel_s_fused": VISION_CATEGORIES,
         "vision_kernel_s_eager": VISION_CATEGORIES,
         "vision_gemm_fraction_fused": VISION_CATEGORIES,
         "vision_gemm_fraction_eager": VISION_CATEGORIES, "gnn_rows_per_fanout_bound": ("gnn_offline",),
+        "vision_kernel_cycles_fused": VISION_CATEGORIES + ("recommender_offline", "recommender_training"),
+        "vision_l2_usable_fraction": VISION_CATEGORIES + ("recommender_offline",),
     }
 
     def loss(values, cats):

@@ -21,11 +21,15 @@ paper's table, BERT and ViT from their transformer shapes)::
   activation and residual add after the layer reads and writes its output map again,
   on a **fused** stack (TensorRT, a vendor compiler) they ride in the layer's
   kernel (:mod:`accelkit.projection.stacks`, ``data/stacks.csv``);
+* the **L2 cache** (``data/clocks_caches.csv``): a layer whose batch of maps and weights fits
+  in ``vision_l2_usable_fraction`` of the device's L2 leaves its maps there for the next layer,
+  and only the share that does not fit goes to DRAM (:func:`layer_seconds`);
 * kernels: one per layer, plus one per element-wise layer when eager; each costs
-  ``vision_kernel_s_fused`` or ``vision_kernel_s_eager`` (launch, dispatch, and a small
-  layer's tail that does not fill the device) -- fitted on the fit sources of
-  ``data/validation/measured.csv`` (MLPerf Inference, the TensorRT BERT demo,
-  DeepLearningExamples) and checked on the held-out ones (``accelkit validate``).
+  ``vision_kernel_cycles_fused`` GPU cycles at the device's clock (a compiled kernel's launch,
+  first wave and tail; ``data/clocks_caches.csv``, a Jetson's power mode) or
+  ``vision_kernel_s_eager`` seconds (an eager framework's dispatch on the host) -- fitted on
+  the fit sources of ``data/validation/measured.csv`` (MLPerf Inference, the TensorRT BERT
+  demo, DeepLearningExamples) and checked on the held-out ones (``accelkit validate``).
 
 A preset without a layer table (YOLOv8) takes the whole-net roofline of ``B × F``
 FLOP against its weights, plus a fused ResNet-50's kernels (:func:`vision_seconds`).
@@ -37,7 +41,10 @@ MLPerf results: it was right for TensorRT at batch 1 and 3-14× too fast for
 TensorFlow and PyTorch, whose batch-1 latency is their kernels' dispatch and whose
 throughput is their unfused feature maps (DeepLearningExamples' ResNet-50 tables).
 The layers and the stack's execution class carry that difference, with two fitted
-per-kernel times instead of one per-pass constant.
+per-kernel times instead of one per-pass constant. One kernel time in seconds for every
+device then left the L4 and L40S at 0.4-0.6× of their MLPerf ResNet-50 results (a 2.0-2.5 GHz
+part paid an A100's per-kernel time, and their 48-96 MB L2 was not counted); the clock and
+the L2 now carry that (``accelkit validate``, README).
 Known gaps (``accelkit validate``): MLPerf Offline throughput is projected ~20-25 %
 low on datacenter GPUs (TensorRT's INT8 convolutions beat the GEMM share the LLM
 cases fit). TensorFlow + XLA was the fused class until DeepLearningExamples' TF2 BERT tables showed it
@@ -52,7 +59,9 @@ import pandas as pd
 from .. import units
 from .._validate import check_integer
 from .ceilings import ceilings_for, one_or_frame
+from .clocks_caches import gpu_clocks, l2_cache_bytes, median_clock_hz
 from .constants import constants
+from .power_modes import device_mode_shares, engine_share
 from .precisions import resolve_precision
 from .stacks import stack_row
 from .vision_layers import ACT_BYTES, layer_table
@@ -90,17 +99,18 @@ def vision_seconds(flops_per_sample, weight_bytes, compute_rate, bandwidth, batc
         Samples per pass.
     floor_s : numeric, optional
         Kernel time per pass [s]; default a fused stack's kernels of a net as deep as
-        ResNet-50 (:data:`FALLBACK_KERNELS` × ``vision_kernel_s_fused``).
+        ResNet-50 (:data:`FALLBACK_KERNELS` × ``vision_kernel_cycles_fused`` at the median listed
+        clock, :func:`~accelkit.projection.clocks_caches.gpu_clocks`).
     """
     k = constants() if k is None else k
     compute = flops_per_sample * batch / compute_rate
     weights = weight_bytes / bandwidth
     overlap = k["roofline_overlap"]
-    floor = FALLBACK_KERNELS * k["vision_kernel_s_fused"] if floor_s is None else floor_s
+    floor = FALLBACK_KERNELS * k["vision_kernel_cycles_fused"] / median_clock_hz() if floor_s is None else floor_s
     return np.maximum(compute, weights) + (1.0 - overlap) * np.minimum(compute, weights) + floor
 
 
-def layer_seconds(layers, weight_bytes, act_bytes, eager, compute_rate, bandwidth, batch, k):
+def layer_seconds(layers, weight_bytes, act_bytes, eager, compute_rate, bandwidth, batch, k, cache_bytes=None):
     """Time of the layers' kernels for one pass of ``batch`` samples [s], per device.
 
     Each GEMM-like layer is its own roofline (``roofline_overlap``): ``batch`` × its FLOP
@@ -109,6 +119,14 @@ def layer_seconds(layers, weight_bytes, act_bytes, eager, compute_rate, bandwidt
     each following element-wise layer (batch norm, activation, add) as a kernel that
     reads and writes the output map again (``2 × elementwise × act_out`` more
     elements). The per-kernel time is added by the caller.
+
+    ``cache_bytes`` (per device, NaN or None: none known): the L2 a layer's batch can keep on the
+    chip. Where the layer's working set -- the batch's input and output maps plus its weights --
+    exceeds ``vision_l2_usable_fraction`` × the L2, the excess share of its map traffic goes to
+    DRAM; where it fits, the next layer reads the maps from the cache and they cost no DRAM time
+    (an L2 hit is taken as hidden under the layer's compute; the L2's own bandwidth is not
+    modelled). The usable share is fitted (the L2 also holds weights, the convolution's
+    workspace, and on A100 / H100 it is two partitions).
 
     ``layers``: :func:`~accelkit.projection.vision_layers.layer_table`;
     ``eager``: bool per device; ``compute_rate``, ``bandwidth``: per device.
@@ -119,6 +137,12 @@ def layer_seconds(layers, weight_bytes, act_bytes, eager, compute_rate, bandwidt
     maps = (layers["act_in"] + layers["act_out"]).to_numpy(dtype=float)[None, :]
     extra = (2.0 * layers["elementwise"] * layers["act_out"]).to_numpy(dtype=float)[None, :]
     moved_maps = batch * act_bytes * (maps + np.asarray(eager, dtype=float)[:, None] * extra)
+    if cache_bytes is not None:
+        held = np.nan_to_num(np.asarray(cache_bytes, dtype=float))[:, None] * k["vision_l2_usable_fraction"]
+        working = batch * act_bytes * maps + layers["weights"].to_numpy(dtype=float)[None, :] * weight_bytes
+        with np.errstate(invalid="ignore", divide="ignore"):
+            spilled = np.where(working > 0, np.clip(1.0 - held / working, 0.0, 1.0), 1.0)
+        moved_maps = moved_maps * spilled
     with np.errstate(invalid="ignore", divide="ignore"):
         compute = batch * fl / rate
         memory = (layers["weights"].to_numpy(dtype=float)[None, :] * weight_bytes + moved_maps) / bw
@@ -179,52 +203,6 @@ def _stacks_for(ceil, stack):
     return np.array([by_vendor.get(vendors.get(n, ""), "vendor-compiler") for n in ceil["name"]], dtype=object)
 
 
-def _mode_shares(ceil, single, catalog, power_mode, power_envelope_w):
-    """Per device: the GPU-rate, memory-bandwidth and DLA-rate shares its power mode keeps, the mode's
-    name ("" for the catalogue's top mode) and its watts (NaN: the datasheet's maximum power)."""
-    from ..catalog import load_catalog
-    from .power_modes import dla_share, load_power_modes, mode_scale, mode_within
-
-    n = len(ceil)
-    gpu, memory, dla = np.ones(n), np.ones(n), np.ones(n)
-    names, watts = np.full(n, "", dtype=object), np.full(n, np.nan)
-    modes = {}
-    if power_mode is not None:
-        if not single:
-            raise ValueError("power_mode applies to one device; give device as one name")
-        modes[0] = power_mode
-    elif power_envelope_w is not None:
-        tdp = (load_catalog() if catalog is None else catalog).set_index("name")["tdp_w"]
-        listed = set(load_power_modes()["device"])
-        for i, name in enumerate(ceil["name"]):
-            over = name in listed and tdp.get(name, np.nan) > power_envelope_w
-            mode = mode_within(name, power_envelope_w) if over else None
-            if mode is not None:
-                modes[i] = mode["power_mode"]
-    for i, mode in modes.items():
-        name = ceil["name"].iloc[i]
-        gpu[i], memory[i], row = mode_scale(name, mode)
-        dla[i] = dla_share(name, row["power_mode"])
-        names[i], watts[i] = row["power_mode"], float(row["power_w"])
-    return gpu, memory, dla, names, watts
-
-
-def _engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu, dla):
-    """The share of a device's rate its mode keeps: the GPU's and the DLAs' parts of the dense peak, each
-    by its own clock share. Only an INT8 peak counts the DLAs, and only where the peak given includes
-    them (chapter 07's GPU-only figure does not)."""
-    if mm_precision != "int8" or np.all(dla == gpu):
-        return gpu
-    from ..catalog import load_catalog
-
-    npu = ((load_catalog() if catalog is None else catalog).set_index("name")["npu_int8_tops_sparse"]
-           .reindex(ceil["name"]).to_numpy(dtype=float) / 2.0 * units.TERA)  # dense: half the 2:4-sparse figure
-    with np.errstate(invalid="ignore", divide="ignore"):
-        dla_part = np.clip(1.0 - (own_peak - np.nan_to_num(npu)) / peak_ops, 0.0, 1.0)
-    dla_part = np.nan_to_num(dla_part)
-    return (1.0 - dla_part) * gpu + dla_part * dla
-
-
 def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catalog=None, measurements=None,
            utilization=None, peak=None, stack=None, seq_len=None, power_mode=None, layers=None, power_envelope_w=None,
            **overrides):
@@ -276,8 +254,10 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         time a frame waits for its pass), ``frames_per_s`` (per device), each with
         ``_low``/``_high``; ``compute_s``, ``memory_s``, ``floor_s`` (the parts),
         ``peak_ops``, ``matmul_source``, ``memory_source``, ``stack`` (the stack
-        used), ``kernels`` (kernels per pass), ``power_mode`` / ``power_w`` (the
-        ``nvpmodel`` mode run and its watts; "" and NaN: the top mode at the TDP), ``feasible``/``why``.
+        used), ``kernels`` (kernels per pass), ``clock_mhz`` / ``clock_source`` (the clock a
+        compiled kernel's cycles run at), ``l2_cache_bytes`` (NaN: none published),
+        ``power_mode`` / ``power_w`` (the ``nvpmodel`` mode run and its watts; "" and NaN: the top
+        mode at the TDP), ``feasible``/``why``.
     """
     from .._validate import check_fraction
 
@@ -291,8 +271,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     layers = layer_table(row, seq_len) if layers is None else layers
     if layers is not None:
         flops = float(layers["flops"].sum())
-    gpu_share, memory_share, dla_share, mode_names, mode_w = _mode_shares(ceil, single, catalog, power_mode,
-                                                                          power_envelope_w)
+    gpu_share, memory_share, dla_share, mode_names, mode_w = device_mode_shares(ceil, single, catalog, power_mode,
+                                                                                power_envelope_w)
     stacks = _stacks_for(ceil, stack)
     execution = {st: stack_row(st)["execution"] for st in set(stacks)}
     eager = np.array([execution[st] == "eager" for st in stacks])
@@ -301,9 +281,12 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     peak_ops = own_peak if peak is None else np.asarray(peak, dtype=float)
     with np.errstate(invalid="ignore", divide="ignore"):
         scale = np.where(own_peak > 0, peak_ops / own_peak, np.nan)
-    gpu_share = _engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu_share, dla_share)
+    gpu_share = engine_share(ceil, catalog, mm_precision, peak_ops, own_peak, gpu_share, dla_share)
     kernels = _kernels(layers, eager)
-    floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_s_fused"])
+    clock_hz, clock_words = gpu_clocks(ceil["name"], mode_names)
+    l2 = l2_cache_bytes(ceil["name"])
+    # a compiled kernel's fixed cost is GPU cycles; an eager framework's is the host's dispatch, in seconds
+    floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_cycles_fused"] / clock_hz)
     out = {"name": ceil["name"].to_numpy()}
     for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
         if utilization is None:
@@ -316,7 +299,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         if layers is None:
             t = vision_seconds(flops, weights, rate, bw, batch_size, k, floor)
         else:
-            t = layer_seconds(layers, w_bytes, ACT_BYTES.get(mm_precision, 2.0), eager, rate, bw, batch_size, k) + floor
+            t = layer_seconds(layers, w_bytes, ACT_BYTES.get(mm_precision, 2.0), eager, rate, bw, batch_size, k,
+                              l2) + floor
         out[f"latency_s{level}"] = t
         if level == "":
             out["compute_s"], out["memory_s"] = flops * batch_size / rate, weights / bw
@@ -335,6 +319,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["peak_ops"] = peak_ops
     out["stack"] = np.where(only_pub, "vendor-compiler", stacks)
     out["kernels"] = kernels
+    out["clock_mhz"], out["clock_source"] = clock_hz / units.MEGA, clock_words
+    out["l2_cache_bytes"] = l2
     out["power_mode"] = mode_names
     out["power_w"] = mode_w
     out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if utilization is None else
