@@ -62,6 +62,28 @@ def test_vision_in_a_jetson_power_mode_is_the_engines_figure(capsys):
     assert got["frames_per_s"] < top["frames_per_s"]
 
 
+def test_vision_names_the_clock_and_the_l2_it_priced_with(capsys):
+    from accelkit.projection.constants import constants
+
+    k = constants()
+    assert main(["project", "vision", "--device", "L4", "--model", "ResNet-50", "--batch-size", "32"]) == 0
+    out = capsys.readouterr().out
+    want = P.vision("L4", "ResNet-50", "int8", 32)
+    assert f"kernels: 56 per pass, {k['vision_kernel_cycles_fused']:,.0f} cycles each at 2,040 MHz (https://" in out
+    assert f"L2 cache: 48 MiB, {k['vision_l2_usable_fraction']:.0%} of it holds a layer's feature maps" in out
+    assert f"{want['frame_ms']:,.3g} ms" in out
+    assert main(["project", "vision", "--device", "Gaudi 3", "--precision", "bf16"]) == 0
+    out = capsys.readouterr().out
+    assert "the median of the listed GPUs' clocks (none is published for this device)" in out
+    assert "L2 cache: not published for this device (every feature map goes to DRAM)" in out
+    assert main(["project", "vision", "--device", "T4", "--precision", "fp16", "--stack", "pytorch-eager"]) == 0
+    out = capsys.readouterr().out
+    assert f"{k['vision_kernel_s_eager'] * 1e6:.1f} µs each (the framework's dispatch on the host)" in out
+    assert "cycles" not in out and "L2 cache" not in out, "an eager stack pays the host's dispatch, not cycles"
+    assert main(["project", "vision", "--device", "Hailo-8", "--model", "YOLOv8s"]) == 0
+    assert "kernels:" not in capsys.readouterr().out, "a chip priced from its vendor's rate has no kernel line"
+
+
 def test_bad_input_names_the_field_and_close_matches(capsys):
     assert main(["project", "llm", "--device", "H100 SMX"]) == 2
     assert "closest: H100 SXM" in capsys.readouterr().err
@@ -80,3 +102,7 @@ def test_the_command_speaks_chinese(capsys):
     out = capsys.readouterr().out
     assert "首 token 时间（中位数）" in out and "10 个闭环客户端（稳态）" in out
     assert "效率来源：矩阵乘：" in out
+    assert main(["--lang", "zh_CN", "project", "vision", "--device", "L4", "--model", "ResNet-50"]) == 0
+    out = capsys.readouterr().out
+    assert "内核：每次前向 56 个" in out and "时钟 2,040 MHz" in out and "L2 缓存：48 MiB" in out
+    assert "cycles" not in out and "feature maps" not in out, "the kernel and L2 lines should be in Chinese"

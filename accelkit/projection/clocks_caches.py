@@ -31,7 +31,7 @@ from .. import units
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_clocks_caches", "gpu_clocks", "median_clock_hz", "l2_cache_bytes"]
+__all__ = ["load_clocks_caches", "gpu_clocks", "median_clock_hz", "l2_cache_bytes", "l2_cache_sources"]
 
 CLOCKS_SCHEMA = Schema("the GPU clocks and caches CSV", (
     Column("device", required=True, nonempty=True),
@@ -106,3 +106,9 @@ def l2_cache_bytes(names, path=None):
     """Per device: the L2 cache [bytes]; NaN where no source gives it."""
     table = _load(data_path("clocks_caches.csv") if path is None else path)
     return table.set_index("device")["l2_cache_bytes"].reindex(list(names)).to_numpy(dtype=float)
+
+
+def l2_cache_sources(names, path=None):
+    """Per device: the address the L2 size comes from ("" where none is published)."""
+    table = _load(data_path("clocks_caches.csv") if path is None else path)
+    return table.set_index("device")["l2_source_url"].reindex(list(names)).fillna("").to_numpy(dtype=object)

@@ -45,9 +45,9 @@ per-kernel times instead of one per-pass constant. One kernel time in seconds fo
 device then left the L4 and L40S at 0.4-0.6× of their MLPerf ResNet-50 results (a 2.0-2.5 GHz
 part paid an A100's per-kernel time, and their 48-96 MB L2 was not counted); the clock and
 the L2 now carry that (``accelkit validate``, README).
-Known gaps (``accelkit validate``): MLPerf Offline throughput is projected ~20-25 %
-low on datacenter GPUs (TensorRT's INT8 convolutions beat the GEMM share the LLM
-cases fit). TensorFlow + XLA was the fused class until DeepLearningExamples' TF2 BERT tables showed it
+Known gaps (``accelkit validate``): MLPerf Offline throughput is projected 0-20 %
+low on datacenter GPUs (0.80-0.99×: TensorRT's INT8 convolutions beat the GEMM share the LLM
+cases fit); the T4 at batch 1 runs 1.4-1.7× slower than its clock and L2 say. TensorFlow + XLA was the fused class until DeepLearningExamples' TF2 BERT tables showed it
 2-5× slower than that; it is the eager class now (``data/stacks.csv`` says why).
 """
 
@@ -59,7 +59,7 @@ import pandas as pd
 from .. import units
 from .._validate import check_integer
 from .ceilings import ceilings_for, one_or_frame
-from .clocks_caches import gpu_clocks, l2_cache_bytes, median_clock_hz
+from .clocks_caches import gpu_clocks, l2_cache_bytes, l2_cache_sources, median_clock_hz
 from .constants import constants
 from .power_modes import device_mode_shares, engine_share
 from .precisions import resolve_precision
@@ -255,7 +255,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         ``_low``/``_high``; ``compute_s``, ``memory_s``, ``floor_s`` (the parts),
         ``peak_ops``, ``matmul_source``, ``memory_source``, ``stack`` (the stack
         used), ``kernels`` (kernels per pass), ``clock_mhz`` / ``clock_source`` (the clock a
-        compiled kernel's cycles run at), ``l2_cache_bytes`` (NaN: none published),
+        compiled kernel's cycles run at), ``l2_cache_bytes`` / ``l2_source`` (NaN / "": none published),
         ``power_mode`` / ``power_w`` (the ``nvpmodel`` mode run and its watts; "" and NaN: the top
         mode at the TDP), ``feasible``/``why``.
     """
@@ -320,7 +320,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["stack"] = np.where(only_pub, "vendor-compiler", stacks)
     out["kernels"] = kernels
     out["clock_mhz"], out["clock_source"] = clock_hz / units.MEGA, clock_words
-    out["l2_cache_bytes"] = l2
+    out["l2_cache_bytes"], out["l2_source"] = l2, l2_cache_sources(ceil["name"])
     out["power_mode"] = mode_names
     out["power_w"] = mode_w
     out["matmul_source"] = (ceil[f"matmul_{mm_precision}_source"].to_numpy() if utilization is None else
