@@ -238,8 +238,6 @@ def run_vision(args):
 def _kernel_words(r):
     """What a pass's kernels cost and what the L2 keeps, with their sources (none for a chip priced
     from its vendor's published rate)."""
-    import re
-
     from .projection.constants import constants
     from .projection.stacks import stack_row
 
@@ -249,15 +247,16 @@ def _kernel_words(r):
     if stack_row(r["stack"])["execution"] == "eager":
         return [_("kernels: {n:.0f} per pass, {us:.1f} µs each (the framework's dispatch on the host)").format(
             n=r["kernels"], us=units.seconds_to_us(per_kernel_s))]
-    url = re.search(r"\((https?://[^)]*)\)", r["clock_source"])
-    clock = _("{mhz:,.0f} MHz ({source})").format(mhz=r["clock_mhz"], source=url.group(1)) if url else \
+    clock = _("{mhz:,.0f} MHz ({source})").format(mhz=r["clock_mhz"], source=r["clock_source_url"]) \
+        if r["clock_source_url"] else \
         _("{mhz:,.0f} MHz, the median of the listed GPUs' clocks (none is published for this device)").format(
             mhz=r["clock_mhz"])
     lines = [_("kernels: {n:.0f} per pass, {cycles:,.0f} cycles each at {clock}").format(
         n=r["kernels"], cycles=per_kernel_s * units.mhz_to_hz(r["clock_mhz"]), clock=clock)]
     if r["l2_cache_bytes"] == r["l2_cache_bytes"]:
         lines.append(_("L2 cache: {mib:g} MiB, {share:.0%} of it holds a layer's feature maps ({source})").format(
-            mib=units.bytes_to_mib(r["l2_cache_bytes"]), share=constants()["vision_l2_usable_fraction"], source=r["l2_source"]))
+            mib=units.bytes_to_mib(r["l2_cache_bytes"]), share=constants()["vision_l2_usable_fraction"],
+            source=r["l2_source"]))
     else:
         lines.append(_("L2 cache: not published for this device (every feature map goes to DRAM)"))
     return lines

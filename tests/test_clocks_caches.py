@@ -7,7 +7,8 @@ import pytest
 from accelkit import load_catalog
 from accelkit.catalog import CatalogError
 from accelkit.projection import vision
-from accelkit.projection.clocks_caches import gpu_clocks, l2_cache_bytes, load_clocks_caches, median_clock_hz
+from accelkit.projection.clocks_caches import (gpu_clock_sources, gpu_clocks, l2_cache_bytes, load_clocks_caches,
+                                               median_clock_hz)
 from accelkit.projection.constants import constants
 from accelkit.projection.power_modes import load_power_modes
 from accelkit.projection.vision import layer_seconds
@@ -61,6 +62,9 @@ def test_an_unknown_clock_takes_the_listed_median_and_says_so():
     hz, words = gpu_clocks(["Gaudi 3"])
     assert hz[0] == pytest.approx(median_clock_hz())
     assert "no published clock" in words[0] and "median" in words[0]
+    assert gpu_clock_sources(["Gaudi 3", "T4", "Jetson Orin NX 16GB"], ["", "", "10W"]).tolist() == [
+        "", load_clocks_caches().set_index("device").at["T4", "clock_source_url"],
+        load_power_modes().query("power_mode == '10W' and device == 'Jetson Orin NX 16GB'")["source_url"].iloc[0]]
     assert np.isnan(l2_cache_bytes(["Gaudi 3"])[0]), "no L2 figure is published for Gaudi 3 in the table"
 
 
@@ -80,6 +84,7 @@ def test_a_compiled_kernel_costs_cycles_at_the_device_clock():
     assert out.at["L4", "floor_s"] == pytest.approx(56 * k["vision_kernel_cycles_fused"] / 2040e6)
     assert out.at["A100 80GB SXM", "floor_s"] == pytest.approx(56 * k["vision_kernel_cycles_fused"] / 1410e6)
     assert out.at["L4", "clock_mhz"] == 2040 and "COE506" in out.at["L4", "clock_source"]
+    assert out.at["L4", "clock_source_url"] in out.at["L4", "clock_source"], "one address, in the words and alone"
 
 
 def test_a_lower_power_mode_runs_its_kernels_slower():

@@ -31,7 +31,8 @@ from .. import units
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_clocks_caches", "gpu_clocks", "median_clock_hz", "l2_cache_bytes", "l2_cache_sources"]
+__all__ = ["load_clocks_caches", "gpu_clocks", "gpu_clock_sources", "median_clock_hz", "l2_cache_bytes",
+           "l2_cache_sources"]
 
 CLOCKS_SCHEMA = Schema("the GPU clocks and caches CSV", (
     Column("device", required=True, nonempty=True),
@@ -71,10 +72,19 @@ def gpu_clocks(names, power_modes=None, path=None):
     mode); a Jetson's clock is its mode's ``gpu_max_mhz`` (:mod:`accelkit.projection.power_modes`).
     A device with no published clock takes the median of the listed clocks, and says so.
     """
+    hz, words, _urls = _clocks_for(names, power_modes, path)
+    return hz, words
+
+
+def gpu_clock_sources(names, power_modes=None, path=None):
+    """Per device: the address its clock comes from ("" where none is published: the listed median)."""
+    return _clocks_for(names, power_modes, path)[2]
+
+
+def _clocks_for(names, power_modes, path):
     names = tuple(names)
     modes = ("",) * len(names) if power_modes is None else tuple(power_modes)
-    hz, words = _clocks(names, modes, data_path("clocks_caches.csv") if path is None else path)
-    return hz.copy(), words.copy()
+    return tuple(a.copy() for a in _clocks(names, modes, data_path("clocks_caches.csv") if path is None else path))
 
 
 @lru_cache(maxsize=64)
@@ -86,8 +96,8 @@ def _clocks(names, modes, path):
     listed = table.set_index("device")
     median_mhz = median_clock_hz(path) / units.MEGA
     mhz = listed["boost_clock_mhz"].reindex(names).to_numpy(dtype=float)
-    words = np.array([f"boost clock {m:g} MHz ({u})" for m, u in
-                      zip(mhz, listed["clock_source_url"].reindex(names).fillna(""))], dtype=object)
+    urls = listed["clock_source_url"].reindex(names).fillna("").to_numpy(dtype=object)
+    words = np.array([f"boost clock {m:g} MHz ({u})" for m, u in zip(mhz, urls)], dtype=object)
     jetson = load_power_modes()
     top = jetson.drop_duplicates("device").set_index("device")  # the first row of a device is its top mode
     mode = np.where(modes == "", top["power_mode"].reindex(names).fillna("").to_numpy(dtype=object), modes)
@@ -95,11 +105,12 @@ def _clocks(names, modes, path):
     in_mode = rows["gpu_max_mhz"].to_numpy(dtype=float)
     is_jetson = np.isfinite(in_mode)
     mhz = np.where(is_jetson, in_mode, mhz)
-    words = np.where(is_jetson, [f"{m} mode's GPU clock ({u})" for m, u in zip(mode, rows["source_url"].fillna(""))],
-                     words)
+    mode_urls = rows["source_url"].fillna("").to_numpy(dtype=object)
+    urls = np.where(is_jetson, mode_urls, urls)
+    words = np.where(is_jetson, [f"{m} mode's GPU clock ({u})" for m, u in zip(mode, mode_urls)], words)
     unknown = ~np.isfinite(mhz)
     words = np.where(unknown, f"no published clock: the median of the listed GPUs' ({median_mhz:g} MHz)", words)
-    return np.where(unknown, median_mhz, mhz) * units.MEGA, words
+    return np.where(unknown, median_mhz, mhz) * units.MEGA, words, np.where(unknown, "", urls)
 
 
 def l2_cache_bytes(names, path=None):

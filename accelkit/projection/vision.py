@@ -59,7 +59,7 @@ import pandas as pd
 from .. import units
 from .._validate import check_integer
 from .ceilings import ceilings_for, one_or_frame
-from .clocks_caches import gpu_clocks, l2_cache_bytes, l2_cache_sources, median_clock_hz
+from .clocks_caches import gpu_clock_sources, gpu_clocks, l2_cache_bytes, l2_cache_sources, median_clock_hz
 from .constants import constants
 from .power_modes import device_mode_shares, engine_share
 from .precisions import resolve_precision
@@ -255,7 +255,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         ``_low``/``_high``; ``compute_s``, ``memory_s``, ``floor_s`` (the parts),
         ``peak_ops``, ``matmul_source``, ``memory_source``, ``stack`` (the stack
         used), ``kernels`` (kernels per pass), ``clock_mhz`` / ``clock_source`` (the clock a
-        compiled kernel's cycles run at), ``l2_cache_bytes`` / ``l2_source`` (NaN / "": none published),
+        compiled kernel's cycles run at; ``clock_source_url`` its address, "" for the listed median),
+        ``l2_cache_bytes`` / ``l2_source`` (NaN / "": none published),
         ``power_mode`` / ``power_w`` (the ``nvpmodel`` mode run and its watts; "" and NaN: the top
         mode at the TDP), ``feasible``/``why``.
     """
@@ -320,6 +321,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["stack"] = np.where(only_pub, "vendor-compiler", stacks)
     out["kernels"] = kernels
     out["clock_mhz"], out["clock_source"] = clock_hz / units.MEGA, clock_words
+    out["clock_source_url"] = gpu_clock_sources(ceil["name"], mode_names)
     out["l2_cache_bytes"], out["l2_source"] = l2, l2_cache_sources(ceil["name"])
     out["power_mode"] = mode_names
     out["power_w"] = mode_w
