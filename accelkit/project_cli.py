@@ -213,8 +213,29 @@ def run_llm(args):
     if _finite(r.get("batch_size")):
         print("  " + _("sequences in flight: {b:.0f} (memory holds {most:.0f})").format(
             b=r["batch_size"], most=r.get("most_sequences", r.get("max_batch_size", math.nan))))
+        if args.batch_size is None:
+            print("  " + _kv_policy_words(r, args.input_tokens, args.output_tokens))
     print("\n".join(_sources(r)))
     return 0
+
+
+def _kv_policy_words(r, input_tokens, output_tokens):
+    """How the serving engine sets KV cache aside for a request (``data/stacks.csv``), in words."""
+    import numpy as np
+
+    from .projection.constants import constants
+    from .projection.stacks import kv_cache_policy, serving_engine_labels
+
+    whole, after_weights = (bool(a[0]) for a in kv_cache_policy(np.array([r["stack"]], dtype=object)))
+    share = 1.0 - constants()["serving_reserve_fraction"]
+    engine = serving_engine_labels().get(r["stack"], r["stack"])
+    where = (_("{share:.0%} of the memory the weights leave") if after_weights else
+             _("{share:.0%} of the device's memory, weights included")).format(share=share)
+    if whole:
+        return _("KV cache: {engine} reserves each request's prompt and whole output ({n:,} tokens) in {where}").format(
+            engine=engine, n=input_tokens + output_tokens, where=where)
+    return _("KV cache: {engine} holds the tokens each sequence has (on average {n:,}: the prompt and half the output) "
+             "in {where}").format(engine=engine, n=int(input_tokens + output_tokens / 2), where=where)
 
 
 def run_vision(args):

@@ -26,9 +26,12 @@ Every figure's ``_low``/``_high`` spans the efficiencies' published spread, wide
 the engine's geometric-mean error on published measurements of that kind
 (``model_error_*`` in ``data/projection_constants.csv``, from ``accelkit validate``).
 
-``batch_size=None`` fills memory the way a paged-KV engine does (sequences at mean
-context ``L + O/2`` in the KV room left after the weights, with
-``serving_reserve_fraction`` kept free) up to ``max_batch_size`` (vLLM defaults).
+``batch_size=None`` fills memory the way the serving stack does (``data/stacks.csv``,
+:func:`~accelkit.projection.stacks.kv_cache_policy`): vLLM's paged cache holds sequences at
+mean context ``L + O/2`` in ``1 − serving_reserve_fraction`` of the device's memory less the
+weights; TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request only with room for ``L + O``
+tokens, in ``1 − serving_reserve_fraction`` of the memory the weights leave
+(``kv_cache_free_gpu_mem_fraction``); up to ``max_batch_size`` (vLLM's default ``max_num_seqs``).
 ``tensor_parallel=None`` picks, per device, the tensor-parallel size (dividing
 ``n_devices`` and the heads, at most ``devices_per_node``) with the highest output
 throughput per device; the rest of the ``n_devices`` serve as data-parallel
@@ -55,6 +58,7 @@ from .. import units
 from .._validate import check_choice, check_integer
 from .ceilings import allreduce_seconds, ceilings_for
 from .constants import constants
+from .kv_room import sequences_that_fit
 from .precisions import resolve_kv_precision, resolve_precision
 from .serving_layouts import _ACT_BYTES, _expert_group, _layouts, _n, _pipeline, expert_alltoall_seconds
 from .serving_rates import llm_stack_limits, serving_rates
@@ -323,16 +327,12 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     # a hop between pipeline stages: the device's measured small-message collective latency
     net_lat = ceil["allreduce_latency_s"].to_numpy(dtype=float)[:, None]
 
-    usable = ceil["memory_bytes"].to_numpy(dtype=float)[:, None] * (1.0 - k["serving_reserve_fraction"])
     weights_dev = shape.resident_params(eps) * w_bytes / (tps * pps)
-    kv_tok = shape.kv_elements_per_token * kv_bytes
     kv_div = np.minimum(tps, shape.kv_shards if np.isfinite(shape.kv_shards) else 1.0)
-    context = input_tokens + (output_tokens if batch_size is not None else output_tokens / 2.0)
-    kv_seq = kv_tok * context / kv_div
-    room = usable - weights_dev
-    with np.errstate(divide="ignore", invalid="ignore"):
-        fit = np.where(kv_seq > 0, np.floor(room / np.where(kv_seq > 0, kv_seq, 1.0)), np.where(room > 0, np.inf, 0))
-    fit = np.where(room > 0, fit, 0.0)
+    kv_tok = shape.kv_elements_per_token * kv_bytes / kv_div
+    fit, room, kv_seq = sequences_that_fit(ceil["memory_bytes"].to_numpy(dtype=float)[:, None], weights_dev, kv_tok,
+                                           input_tokens, output_tokens, stack_names, k["serving_reserve_fraction"],
+                                           fixed_batch=batch_size is not None)
     if batch_size is None:
         batch = np.minimum(fit, cap)
     elif check_memory:

@@ -15,7 +15,13 @@ Serving engines for decoders (workload ``llm``: TensorRT-LLM, vLLM, SGLang, the 
 own) differ where the engine can source it: the largest tensor-parallel all-reduce their
 custom kernel takes (``custom_allreduce_max_bytes``, ``_rocm`` on AMD parts; vLLM's
 ``CustomAllreduce``: 8 MiB), above which they fall back to NCCL
-(:func:`~accelkit.projection.serving_rates.llm_stack_limits`).
+(:func:`~accelkit.projection.serving_rates.llm_stack_limits`), and how much KV cache they set
+aside for a request they admit (``kv_reservation``): TensorRT-LLM's default capacity policy,
+``GUARANTEED_NO_EVICT``, reserves the prompt plus the request's whole output at admission so that
+no started request is paused (``whole_request``); vLLM's paged cache holds the tokens a sequence
+has and preempts when it runs out (``tokens_held``), so a running batch holds, on average, its
+prompts and half their outputs; and whether their memory share is of the whole device (vLLM) or
+of what the weights leave (TensorRT-LLM) (:func:`kv_cache_policy`).
 """
 
 from __future__ import annotations
@@ -23,12 +29,23 @@ from __future__ import annotations
 from functools import lru_cache
 from pathlib import Path
 
+import numpy as np
+
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_stacks", "stack_row", "default_stack", "serving_engine_labels", "EXECUTIONS", "WORKLOADS"]
+__all__ = ["load_stacks", "stack_row", "default_stack", "serving_engine_labels", "kv_cache_policy",
+           "EXECUTIONS", "KV_RESERVATIONS", "KV_SHARES_OF", "WORKLOADS"]
 
 EXECUTIONS = ("fused", "eager")
+
+#: how a serving engine sets KV cache aside for a request it admits (``llm`` rows)
+KV_RESERVATIONS = ("whole_request", "tokens_held")
+
+#: what the serving memory share (``serving_reserve_fraction`` kept free) is a share of: the device's
+#: whole memory (vLLM's ``gpu_memory_utilization``) or what the loaded weights leave (TensorRT-LLM's
+#: ``kv_cache_free_gpu_mem_fraction``)
+KV_SHARES_OF = ("device_memory", "memory_after_weights")
 
 #: the workloads a stack row may list; a stack serves only the ones it lists
 WORKLOADS = ("vision", "encoder", "recommender", "llm")
@@ -41,6 +58,8 @@ STACKS_SCHEMA = Schema("the software stacks CSV", (
     Column("notes", required=True),
     Column("custom_allreduce_max_bytes", kind="number", unit="bytes", low=0),
     Column("custom_allreduce_max_bytes_rocm", kind="number", unit="bytes", low=0),
+    Column("kv_reservation", choices=KV_RESERVATIONS), Column("kv_cache_share_of", choices=KV_SHARES_OF),
+    Column("kv_policy_source_url"), Column("kv_policy_quote"),
 ), label="stack", unique="stack")
 
 
@@ -99,3 +118,28 @@ def _labels(path, workload):
 def serving_engine_labels(path=None):
     """``stack -> label`` of the serving engines (workload ``llm``), read once (the decision names one per device)."""
     return _labels(data_path("stacks.csv") if path is None else path, "llm")
+
+
+def kv_cache_policy(stacks, path=None):
+    """How each serving stack of ``stacks`` sets KV cache aside, as two boolean arrays of its shape.
+
+    ``whole_request``: ``True`` where the stack reserves a request's prompt and whole output when it
+    admits it (``kv_reservation`` ``whole_request``: TensorRT-LLM's default ``GUARANTEED_NO_EVICT``),
+    ``False`` where it holds only the tokens a sequence has (``tokens_held``: vLLM's paged cache).
+    ``after_weights``: ``True`` where its memory share is a share of what the loaded weights leave
+    (``kv_cache_share_of`` ``memory_after_weights``: TensorRT-LLM's ``kv_cache_free_gpu_mem_fraction``),
+    ``False`` where it is a share of the whole device (vLLM's ``gpu_memory_utilization``).
+    References: ``data/stacks.csv``'s ``kv_policy_source_url`` and ``kv_policy_quote`` per row.
+    """
+    policy = _kv_policies(data_path("stacks.csv") if path is None else path)
+    got = np.array([policy.get(s, (False, False)) for s in np.ravel(np.asarray(stacks, dtype=object))],
+                   dtype=bool).reshape(-1, 2)
+    return got[:, 0].reshape(np.shape(stacks)), got[:, 1].reshape(np.shape(stacks))
+
+
+@lru_cache(maxsize=2)
+def _kv_policies(path):
+    """``stack -> (whole_request, after_weights)``, read once (every serving projection asks)."""
+    table = _load(path)
+    return {stack: (reserve == "whole_request", share == "memory_after_weights")
+            for stack, reserve, share in zip(table["stack"], table["kv_reservation"], table["kv_cache_share_of"])}
