@@ -31,8 +31,16 @@ def test_the_stacks_table_states_each_serving_engines_kv_policy_with_its_source(
         assert stacks.loc[name, "kv_policy_source_url"].startswith("https://"), f"{name}'s KV policy has no source"
     for name in ("sglang", "vendor-serving"):
         assert "assumed" in stacks.loc[name, "kv_policy_quote"], f"{name}'s policy is assumed and must say so"
-    # image stacks carry no serving policy
-    assert not stacks.loc["tensorrt", "kv_reservation"], "an image stack states no serving KV policy"
+
+
+def test_every_serving_engine_states_its_kv_policy_and_no_other_stack_does():
+    stacks = load_stacks()
+    serving = stacks["workloads"].str.contains("llm")
+    for _, row in stacks[serving].iterrows():
+        assert row["kv_reservation"] and row["kv_cache_share_of"] and row["kv_policy_quote"], \
+            f"serving engine {row['stack']!r} does not say how it sets KV cache aside"
+    assert not stacks.loc[~serving, ["kv_reservation", "kv_cache_share_of"]].astype(bool).any().any(), \
+        "an image, encoder or recommender stack states a serving KV policy"
 
 
 def test_an_unknown_stack_holds_what_vllm_holds():
