@@ -39,9 +39,10 @@ def test_demand(page, chapters_url):
     no_error_output(page)
     before = snapshot(page)
     type_number(page, "finish within [days]", 3)
-    after = wait_for_change(page, before, "titles")
-    assert any("in 3 days" in t for t in after["titles"])
-    assert "Finishing in 3 days" in after["summary"]
+    wait_for_change(page, before, "titles")
+    # the summary sentence is redrawn after the charts' titles: wait for both to say 3 days
+    wait_until(page, lambda now: any("in 3 days" in t for t in now["titles"]) and "Finishing in 3 days" in now["summary"],
+               "the charts' titles and the summary saying 'in 3 days'")
     _bad_then_good(page, "batch [sequences]", 0, 16, "batch_size")
 
 
