@@ -107,6 +107,21 @@ def test_prefill_counts_compute_attention_and_weight_read():
     assert long["ttft_s"] > 100 * weights / 4, "an 8k prompt is compute-bound"
 
 
+def test_a_prefill_pays_the_decode_steps_per_layer_overhead_once_per_layer():
+    # a forward pass launches the same kernels per layer whatever its token count, so the fitted per-layer
+    # cost of a decode step is paid by the prefill too: 80 layers of Llama-3.1 70B, 32 of the 8B
+    for model, layers in (("Llama-3.1 8B", 32), ("Llama-3.1 70B", 80)):
+        args = dict(precision="fp8", n_devices=8, tensor_parallel=8, batch_size=1, input_tokens=200, output_tokens=1)
+        base = P.inference("H100 SXM", model, decode_layer_overhead_s=0.0, **args)["prefill_s"]
+        more = P.inference("H100 SXM", model, decode_layer_overhead_s=1e-4, **args)["prefill_s"]
+        assert more - base == pytest.approx(layers * 1e-4, rel=1e-6), (
+            f"{model}: a prefill with 100 µs per layer should take {layers} × 100 µs longer, took {more - base:.6f} s")
+    k = P.constants()
+    fixed = P.inference("H100 SXM", "Llama-3.1 8B", batch_size=1, input_tokens=1, output_tokens=1,
+                        decode_layer_overhead_s=0.0)["prefill_s"]
+    assert fixed > k["prefill_overhead_s"], "the fixed part of a prefill stays beside the per-layer one"
+
+
 def test_tensor_parallel_cuts_latency_of_a_70b_model_but_pays_for_all_reduces():
     one = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=1, tensor_parallel=1, batch_size=1)
     eight = P.inference("H100 SXM", "Llama-3.1 70B", precision="fp8", n_devices=8, tensor_parallel=8, batch_size=1)

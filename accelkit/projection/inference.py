@@ -5,8 +5,10 @@ ceilings of :mod:`accelkit.projection.ceilings`:
 
 * **prefill** of a request of ``L`` tokens on a tensor-parallel group of ``t``
   devices: ``roofline(compute, weight read) + non-matmul traffic + 2·n_layers
-  all-reduces (at NCCL's measured latency) + overhead``, where ``roofline(a, b) = max(a, b)
-  + (1 − roofline_overlap) · min(a, b)`` (kernels overlap memory and compute imperfectly),
+  all-reduces (at NCCL's measured latency) + prefill_overhead_s + the decode step's
+  per-layer overhead`` (a forward pass launches the same kernels per layer), where
+  ``roofline(a, b) = max(a, b) + (1 − roofline_overlap) · min(a, b)`` (kernels overlap memory
+  and compute imperfectly),
   with compute = linear layers ``2·N_body·L/t`` at the achievable matmul rate plus causal
   attention ``2·n_layers·L²·d_attn/t`` at the achievable bf16 rate ([1]_ §2,
   [3]_ table 1);
@@ -26,12 +28,8 @@ Every figure's ``_low``/``_high`` spans the efficiencies' published spread, wide
 the engine's geometric-mean error on published measurements of that kind
 (``model_error_*`` in ``data/projection_constants.csv``, from ``accelkit validate``).
 
-``batch_size=None`` fills memory the way the serving stack does (``data/stacks.csv``,
-:func:`~accelkit.projection.stacks.kv_cache_policy`): vLLM's paged cache holds sequences at
-mean context ``L + O/2`` in ``1 − serving_reserve_fraction`` of the device's memory less the
-weights; TensorRT-LLM's ``GUARANTEED_NO_EVICT`` admits a request only with room for ``L + O``
-tokens, in ``1 − serving_reserve_fraction`` of the memory the weights leave
-(``kv_cache_free_gpu_mem_fraction``); up to ``max_batch_size`` (vLLM's default ``max_num_seqs``).
+``batch_size=None`` fills memory the way the serving stack sets KV cache aside
+(:mod:`accelkit.projection.kv_room`), up to ``max_batch_size`` (vLLM's default ``max_num_seqs``).
 ``tensor_parallel=None`` picks, per device, the tensor-parallel size (dividing
 ``n_devices`` and the heads, at most ``devices_per_node``) with the highest output
 throughput per device; the rest of the ``n_devices`` serve as data-parallel
@@ -154,12 +152,13 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     # causal attention computes half the score matrix; an encoder's attends both ways
     attn_factor = 2.0 if shape.is_decoder or not shape.shaped else 4.0
 
+    layer_cost = k["decode_layer_overhead_s"] * n_l  # a forward pass's launches per layer, prefill or decode
     def prefill(n_seq):
         tokens = L * n_seq
         compute = ((2.0 * body * tokens + head * n_seq) / tp / mm
                    + attn_factor * n_l * L * L * d_attn * n_seq / tp / mm_attn)
         weights = shape.read_params(tokens, ep) * weight_bytes_per_param / tp / bw
-        return roofline(weights, compute) + tp_comm(tokens, prompt_lat) + k["prefill_overhead_s"]
+        return roofline(weights, compute) + tp_comm(tokens, prompt_lat) + k["prefill_overhead_s"] + layer_cost
 
     def step(prefill_tokens, B=B, lat=ar_lat):
         ctx = L + O / 2.0
@@ -168,7 +167,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         t_comp = ((2.0 * body * (B + prefill_tokens) + head * B) / tp / mm
                   + (4.0 * n_l * ctx * d_decode * B + 2.0 * n_l * L * d_attn * prefill_tokens) / tp / mm_attn)
         comm = tp_comm(B + prefill_tokens, lat)
-        overhead = k["decode_step_overhead_s"] + k["decode_layer_overhead_s"] * n_l
+        overhead = k["decode_step_overhead_s"] + layer_cost
         return roofline(t_mem, t_comp) + comm + overhead, t_mem >= t_comp, comm
 
     prefill_one = prefill(1.0)

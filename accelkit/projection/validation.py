@@ -439,7 +439,7 @@ def fit(path=None, names=FITTED, passes=3, grid=None):
     }
     relevant = {
         "decode_step_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
-        "decode_layer_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput"),
+        "decode_layer_overhead_s": ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft"),
         "prefill_overhead_s": ("ttft",),
         "train_elementwise_bytes_per_token_layer": ("training",),
         "train_step_overhead_s": ("training",),
