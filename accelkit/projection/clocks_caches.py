@@ -113,13 +113,19 @@ def _clocks(names, modes, path):
     return np.where(unknown, median_mhz, mhz) * units.MEGA, words, np.where(unknown, "", urls)
 
 
+@lru_cache(maxsize=2)
+def _by_device(path):
+    """The table indexed by device, built once (every image-model projection asks for its L2)."""
+    return _load(path).set_index("device")
+
+
 def l2_cache_bytes(names, path=None):
     """Per device: the L2 cache [bytes]; NaN where no source gives it."""
-    table = _load(data_path("clocks_caches.csv") if path is None else path)
-    return table.set_index("device")["l2_cache_bytes"].reindex(list(names)).to_numpy(dtype=float)
+    table = _by_device(data_path("clocks_caches.csv") if path is None else path)
+    return table["l2_cache_bytes"].reindex(list(names)).to_numpy(dtype=float)
 
 
 def l2_cache_sources(names, path=None):
     """Per device: the address the L2 size comes from ("" where none is published)."""
-    table = _load(data_path("clocks_caches.csv") if path is None else path)
-    return table.set_index("device")["l2_source_url"].reindex(list(names)).fillna("").to_numpy(dtype=object)
+    table = _by_device(data_path("clocks_caches.csv") if path is None else path)
+    return table["l2_source_url"].reindex(list(names)).fillna("").to_numpy(dtype=object)
