@@ -227,6 +227,17 @@ def test_readme_table_of_errors_is_the_engines(results):
     assert not failures, "\n".join(failures)
 
 
+def test_a_category_moved_by_more_than_half_a_point_is_named_with_the_limit(results, recorded_ratios):
+    moved = recorded_ratios[1].copy()
+    moved.loc[moved["category"] == "ttft", "gm_error"] += 0.006
+    failures = R.summary_failures(results, moved)
+    assert list(failures) == ["ttft"], f"only the moved category should fail, got {list(failures)}"
+    assert "at most 0.5% apart" in failures["ttft"], failures["ttft"]
+    nudged = recorded_ratios[1].copy()
+    nudged.loc[nudged["category"] == "ttft", "gm_error"] += 0.004
+    assert not R.summary_failures(results, nudged), "0.4 points is within the half point allowed"
+
+
 def test_a_moved_case_is_named_with_both_ratios(results, recorded_ratios):
     moved = recorded_ratios[0].copy()
     moved.loc[moved["case_id"] == "gptfast-l2-7b-bf16-a100-tp1", "ratio"] *= 1.2

@@ -108,7 +108,7 @@ def summary_failures(results, recorded_summary, points=POINT):
             problems.append(f"{int(old['cases'])} cases recorded, {int(new['cases'])} now")
         for col, words in (("gm_error", "geometric-mean error"), ("gm_ratio", "geometric-mean ratio")):
             if not abs(new[col] - old[col]) <= points:
-                problems.append(f"{words} recorded {old[col]:.2%}, now {new[col]:.2%} (at most {points:.0%} "
+                problems.append(f"{words} recorded {old[col]:.2%}, now {new[col]:.2%} (at most {points:.1%} "
                                 "apart)" if col == "gm_error" else
                                 f"{words} recorded {old[col]:.4f}, now {new[col]:.4f} (at most {points:g} apart)")
         if problems:
@@ -145,7 +145,7 @@ def readme_failures(results, readme_text, points=POINT):
             out.append(f"README says {cases} cases for {key}, measured.csv has {counts[key]}")
         if not abs(errors[key] - error) <= points:
             out.append(f"README says the geometric-mean error on {key} is {error:.1%}, the engine now gives "
-                       f"{errors[key]:.1%} (at most {points:.0%} apart): update the README table")
+                       f"{errors[key]:.1%} (at most {points:.1%} apart): update the README table")
     return out
 
 
