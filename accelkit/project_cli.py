@@ -76,6 +76,8 @@ def add_parser(sub):
     vis.add_argument("--model", default="ResNet-50", help=_("a vision or encoder preset (default ResNet-50)"))
     vis.add_argument("--precision", default="int8", help=_("int8, fp16, bf16, fp8 or tf32 (default int8)"))
     vis.add_argument("--batch-size", type=int, default=1, metavar="N", help=_("samples per pass (default 1)"))
+    vis.add_argument("--seq-len", type=int, default=None, metavar="TOKENS",
+                     help=_("an encoder's tokens per request (default the preset's longest: 512 for BERT)"))
     vis.add_argument("--stack", default=None, help=_("software stack of data/stacks.csv (default: the vendor's)"))
     vis.add_argument("--power-mode", default=None, metavar="MODE",
                      help=_("a Jetson nvpmodel mode of data/edge_power_modes.csv, e.g. 30W (default: the top mode)"))
@@ -242,14 +244,15 @@ def run_vision(args):
     from .projection import vision
 
     r, done = _project(args, vision, args.device, args.model, precision=args.precision, batch_size=args.batch_size,
-                       stack=args.stack, power_mode=args.power_mode)
+                       stack=args.stack, power_mode=args.power_mode, seq_len=args.seq_len)
     if done is not None:
         return done
     mode = _(", power mode {mode} ({watts:g} W)").format(mode=r["power_mode"], watts=r["power_w"]) \
         if r.get("power_mode") else ""
+    tokens = _(", {n:,} tokens each").format(n=args.seq_len) if args.seq_len else ""
     print(_("{device}, {model}, {precision}, batch {batch}, stack {stack}{mode}").format(
-        device=r["name"], model=args.model, precision=args.precision, batch=args.batch_size, stack=r["stack"],
-        mode=mode))
+        device=r["name"], model=args.model, precision=args.precision, batch=f"{args.batch_size}{tokens}",
+        stack=r["stack"], mode=mode))
     print(_line(_("time per pass"), r, "frame_ms", lambda v: f"{v:,.3g} ms"))
     print(_line(_("samples per second per device"), r, "frames_per_s", _rate))
     print("\n".join(_kernel_words(r) + _sources(r)))

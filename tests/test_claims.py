@@ -86,3 +86,27 @@ def test_edge_table_flags_figures_that_do_not_match_the_datasheet():
     # Jetson Nano: no INT8 figure; the article's 0.5 is its FP16 TFLOP/s
     assert "FP16 figure" in by_device.loc["Jetson Nano 4GB", "comment"], \
         "the Jetson Nano's 0.5 should be flagged as an FP16 figure"
+
+
+def test_a_lead_from_batch_b_up_holds_at_every_larger_batch():
+    import pandas as pd
+
+    ahead = pd.Series([False, True, False, True, True], index=[1, 2, 4, 8, 16])
+    assert claims._from_batch_up(ahead) == 8, "ahead at 2 but behind at 4 is no lead 'from batch 2 up'"
+    assert claims._from_batch_up(pd.Series([True, False], index=[1, 2])) is None, "behind at the largest batch"
+
+
+def test_the_bert_claims_int8_sentence_says_what_its_table_shows():
+    table, verdict = claims.bert_t4_vs_v100()
+    v100 = table[table["device"] == "V100 PCIe 32GB"].set_index("batch")["latency_ms"]
+    t4_int8 = table[(table["device"] == "T4") & (table["precision"] == "int8")].set_index("batch")["latency_ms"]
+    ratio = t4_int8 / v100
+    lead, level = table.attrs["t4_int8_faster_from_batch"], table.attrs["t4_int8_level_from_batch"]
+    if lead is not None:
+        assert (ratio[ratio.index >= lead] < 1 - claims.TIE).all(), f"'overtakes from batch {lead}' but {ratio}"
+        assert "overtake" in verdict
+    else:
+        assert "overtake" not in verdict, f"the T4 in int8 is never {claims.TIE:.0%} ahead: {ratio.round(3)}"
+    if level is not None and lead is None:
+        assert (ratio[ratio.index >= level] <= 1 + claims.TIE).all()
+        assert f"from batch {level} up" in verdict and "draw level" in verdict, verdict

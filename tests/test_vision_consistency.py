@@ -72,3 +72,53 @@ def test_small_batch_floor_reproduces_mlperf_resnet50_single_stream(device, ms):
 def test_the_example_still_shortlists_an_edge_device():
     ranked = select.rank(Scenario.load("examples/smart-factory-edge-vision.yaml"))
     assert (ranked["status"] == "shortlisted").any(), ranked[["name", "reason"]].head(8).to_string()
+
+
+BERT_DEVICES = ["T4", "L4", "A100 80GB SXM", "V100 PCIe 32GB"]
+
+
+def test_an_encoders_pass_agrees_across_decision_claims_cli_and_engine(capsys):
+    """One encoder model: the decision (chapter 09, the report), chapter 02's BERT claim and ``accelkit project
+    vision`` price BERT with ``projection.vision`` layer by layer, the model ``accelkit validate`` checks on the
+    TensorRT demo and DeepLearningExamples (the decision used to take a decoder's prefill: T4 7.75 vs 6.79 ms,
+    L4 4.84 vs 2.85 ms, A100 80GB SXM 2.65 vs 1.27 ms at batch 8 of 128 tokens)."""
+    import json
+
+    from accelkit import claims
+    from accelkit.cli import main
+
+    scenario = Scenario.load("examples/bert-inference-small-team.yaml")
+    catalog = load_catalog()
+    decision = select.rank(scenario, catalog).set_index("name")
+    table, _ = claims.bert_t4_vs_v100(catalog, batches=(scenario.batch_size,), seq_len=scenario.seq_len,
+                                      precision=scenario.precision, t4_int8=False)
+    claim = table.set_index("device")["latency_ms"]
+    for device in BERT_DEVICES:
+        engine = vision(device, scenario.model, scenario.precision, scenario.batch_size, catalog=catalog,
+                        seq_len=scenario.seq_len)
+        assert 0.3 < engine["frame_ms"] < 30.0, f"{device}: {engine['frame_ms']} ms is not a BERT-base pass of 8"
+        assert decision.loc[device, "latency_ms"] == pytest.approx(engine["frame_ms"], rel=5e-3), \
+            f"{device}: the decision says {decision.loc[device, 'latency_ms']:.3f} ms, projection.vision " \
+            f"{engine['frame_ms']:.3f}"
+        assert decision.loc[device, "latency_ms_high"] == pytest.approx(engine["frame_ms_high"], rel=5e-3), \
+            f"{device}: the decision's slow end is not projection.vision's"
+        if device in claim:
+            assert claim[device] == pytest.approx(engine["frame_ms"], rel=5e-3), \
+                f"{device}: chapter 02's BERT claim says {claim[device]:.3f} ms, projection.vision " \
+                f"{engine['frame_ms']:.3f}"
+        assert main(["project", "vision", "--device", device, "--model", scenario.model, "--precision",
+                     scenario.precision, "--batch-size", str(scenario.batch_size), "--seq-len",
+                     str(scenario.seq_len), "--json"]) == 0
+        cli = json.loads(capsys.readouterr().out)
+        assert cli["frame_ms"] == pytest.approx(engine["frame_ms"], rel=5e-3), \
+            f"{device}: accelkit project vision says {cli['frame_ms']:.3f} ms, projection.vision " \
+            f"{engine['frame_ms']:.3f}"
+    assert set(claim.index) == {"T4", "V100 PCIe 32GB"}, "chapter 02's claim compares the T4 and the V100"
+
+
+def test_an_encoders_tokens_per_request_change_its_pass():
+    short = vision("T4", "BERT-base", "fp16", 8, seq_len=128)["frame_ms"]
+    long = vision("T4", "BERT-base", "fp16", 8, seq_len=384)["frame_ms"]
+    assert long > 2.5 * short, f"three times the tokens should cost about three times the pass: {short} vs {long} ms"
+    with pytest.raises(ValueError, match="seq_len"):
+        vision("T4", "BERT-base", "fp16", 8, seq_len=0)

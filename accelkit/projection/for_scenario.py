@@ -12,8 +12,9 @@ the same figure wherever it appears. The scenario's workload picks the model:
 * ``inference`` of a decoder LLM -> :func:`~accelkit.projection.inference` at the
   scenario's batch, prompt and output lengths on up to ``n_devices`` (the engine picks
   the tensor-parallel size);
-* ``inference`` of an encoder (BERT) -> the same engine, one prefill per request;
-* ``inference`` of an image model -> :func:`~accelkit.projection.vision`;
+* ``inference`` of an image model or an encoder (BERT) -> :func:`~accelkit.projection.vision`, layer by
+  layer at the scenario's batch (an encoder's tokens per request: ``seq_len``), the model
+  ``accelkit validate`` checks on MLPerf, the TensorRT BERT demo and DeepLearningExamples;
 * ``inference`` of a recommender (DLRM-v2) -> :func:`~accelkit.projection.recommender.recommender`,
   user-item pairs scored per second, in passes of
   :data:`~accelkit.projection.recommender.RECOMMENDER_BATCH`.
@@ -101,8 +102,8 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False, la
         raise ValueError("layout: a per-device ZeRO stage and batch apply to training scenarios only")
     if kind == "training":
         frame = _training(scenario, catalog, measurements, ceil, layout)
-    elif kind == "vision":
-        frame = _vision(scenario, catalog, measurements, ceil)
+    elif kind in ("vision", "encoder"):
+        frame = _vision(scenario, catalog, measurements, ceil, kind)
     elif kind == "recommender":
         frame = _recommender(scenario, catalog, measurements)
     else:
@@ -237,36 +238,30 @@ def _recommender_training(scenario, catalog, measurements):
 
 
 def _serving(scenario, catalog, measurements, ceil, kind, search=False):
-    encoder = kind == "encoder"
-    slo = search and not encoder
     ttft = getattr(scenario, "ttft_target_ms", None)
     r = inference(None, _model(scenario), precision=scenario.precision, n_devices=scenario.n_devices,
-                  batch_size=None if slo else scenario.batch_size, input_tokens=scenario.seq_len,
-                  output_tokens=1 if encoder else scenario.output_tokens,
-                  schedule="static" if encoder else "continuous", catalog=catalog, measurements=measurements,
-                  check_memory=False, tpot_target_s=units.ms_to_s(scenario.latency_target_ms) if slo else None,
-                  ttft_target_s=units.ms_to_s(ttft) if slo and ttft else None)
+                  batch_size=None if search else scenario.batch_size, input_tokens=scenario.seq_len,
+                  output_tokens=scenario.output_tokens, schedule="continuous", catalog=catalog,
+                  measurements=measurements, check_memory=False,
+                  tpot_target_s=units.ms_to_s(scenario.latency_target_ms) if search else None,
+                  ttft_target_s=units.ms_to_s(ttft) if search and ttft else None)
     out = r.copy()
-    if encoder:
-        # one prefill answers a batch of requests
-        for level, src in (("", ""), ("_low", "_high"), ("_high", "_low")):
-            out[f"latency_s{level}"] = r[f"ttft_s{level}"]
-            out[f"work_per_device_hour{level}"] = (r["batch_size"] / r[f"ttft_s{src}"] * r["replicas"]
-                                                   / scenario.n_devices * units.SECONDS_PER_HOUR)
-    else:
-        for level in ("", "_low", "_high"):
-            out[f"latency_s{level}"] = r[f"tpot_s{level}"]
-            out[f"work_per_device_hour{level}"] = r[f"output_tokens_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
+    for level in ("", "_low", "_high"):
+        out[f"latency_s{level}"] = r[f"tpot_s{level}"]
+        out[f"work_per_device_hour{level}"] = r[f"output_tokens_per_s_per_device{level}"] * units.SECONDS_PER_HOUR
     return out
 
 
-def _vision(scenario, catalog, measurements, ceil):
-    """An image model served at the scenario's batch: :func:`~accelkit.projection.vision.vision`, the
-    function chapter 07 and the claims call too (the person's ``utilization`` where given); under a
-    power envelope a Jetson runs in its highest ``nvpmodel`` mode within it, as chapter 07 runs it."""
+def _vision(scenario, catalog, measurements, ceil, kind="vision"):
+    """An image model or encoder served at the scenario's batch: :func:`~accelkit.projection.vision.vision`,
+    the function chapter 07, the claims and ``accelkit project vision`` call too (the person's
+    ``utilization`` where given; an encoder's requests carry ``seq_len`` tokens); under a power envelope a
+    Jetson runs in its highest ``nvpmodel`` mode within it, as chapter 07 runs it. An encoder's request
+    (or an image) waits for its whole pass: ``latency_s`` is one pass of ``batch_size``."""
     r = vision(None, scenario.model, precision=scenario.precision, batch_size=scenario.batch_size, catalog=catalog,
                measurements=measurements, utilization=scenario.utilization,
-               power_envelope_w=scenario.power_envelope_w or None)
+               power_envelope_w=scenario.power_envelope_w or None,
+               seq_len=scenario.seq_len if kind == "encoder" else None)
     out = r.copy()
     for level in ("", "_low", "_high"):
         out[f"work_per_device_hour{level}"] = r[f"frames_per_s{level}"] * units.SECONDS_PER_HOUR

@@ -263,6 +263,8 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     from .._validate import check_fraction
 
     check_integer("batch_size", batch_size, low=1, what="a batch size")
+    if seq_len is not None:
+        check_integer("seq_len", seq_len, low=1, what="an encoder's tokens per request")
     if utilization is not None:
         check_fraction("utilization", utilization, "a utilisation (share of the dense peak)")
     mode, w_bytes, mm_precision, _ = resolve_precision(precision)
