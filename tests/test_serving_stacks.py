@@ -149,8 +149,24 @@ def test_the_decision_names_the_engine_a_decoders_figures_assume_and_not_an_enco
     assert ranked.loc["H200 SXM", "configuration"].endswith("served by TensorRT-LLM")
     # the vendor's own stack prices nothing engine-specific: no engine named
     assert "served by" not in ranked.loc["Gaudi 3", "configuration"]
-    bert = rank(load(examples / "bert-inference-small-team.yaml"))
+    bert = rank(load(examples / "bert-inference-small-team.yaml")).set_index("name")
     assert not bert["configuration"].str.contains("served by").any()
+
+
+def test_the_decision_names_the_stack_an_image_models_or_encoders_figures_assume():
+    # TensorRT's fused layers and an eager framework's differ 2-5x (data/stacks.csv): the page says which
+    from pathlib import Path
+
+    from accelkit.scenario import load
+    from accelkit.select import rank
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    bert = rank(load(examples / "bert-inference-small-team.yaml")).set_index("name")
+    for device in ("T4", "L4", "A100 80GB SXM"):
+        assert bert.loc[device, "configuration"].endswith("compiled by TensorRT"), bert.loc[device, "configuration"]
+    assert bert.loc["Instinct MI300X", "configuration"].endswith("compiled by the vendor's graph compiler")
+    edge = rank(load(examples / "smart-factory-edge-vision.yaml")).set_index("name")
+    assert "compiled by TensorRT" in edge.loc["Jetson AGX Orin 64GB", "configuration"]
 
 
 def test_the_grid_of_the_decision_space_serves_on_the_same_engines_as_inference():
