@@ -122,3 +122,16 @@ def test_an_encoders_tokens_per_request_change_its_pass():
     assert long > 2.5 * short, f"three times the tokens should cost about three times the pass: {short} vs {long} ms"
     with pytest.raises(ValueError, match="seq_len"):
         vision("T4", "BERT-base", "fp16", 8, seq_len=0)
+
+
+@pytest.mark.parametrize("model, where", [("BERT-base", "project vision --model BERT-base --seq-len"),
+                                          ("ResNet-50", "project vision"), ("DLRM-v2", "project recommender")])
+def test_the_llm_engine_refuses_a_model_that_generates_no_tokens_and_says_where_it_is_projected(model, where):
+    """A second, decoder-shaped answer for an encoder (time per output token of BERT) is not given."""
+    from accelkit.cli import main
+    from accelkit.projection import inference
+
+    with pytest.raises(ValueError, match="model: .* decoder's") as err:
+        inference("T4", model, "fp16")
+    assert where in str(err.value), str(err.value)
+    assert main(["project", "llm", "--device", "T4", "--model", model]) == 2

@@ -62,7 +62,7 @@ from .serving_layouts import _ACT_BYTES, _expert_group, _layouts, _n, _pipeline,
 from .serving_rates import llm_stack_limits, serving_rates
 from .serving_load import TOKEN_BUDGET, md1_wait, serve_load, _wait_percentile  # noqa: F401 (public here too)
 from .serving_search import _LOAD_TIMES, _explain, _largest_batch_meeting, _load_args
-from .shapes import resolve_model
+from .shapes import not_a_decoder, resolve_model
 
 __all__ = ["inference", "inference_grid", "serve_core", "serve_load", "md1_wait", "OUTPUT_TIMES", "OUTPUT_RATES",
            "TOKEN_BUDGET"]
@@ -149,8 +149,8 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
                 + expert_alltoall_seconds(tokens, shape, ep, rates, devices_per_node, ar_lat,
                                           rates.get("net_bw", np.inf), rates.get("net_lat", 0.0)))
 
-    # causal attention computes half the score matrix; an encoder's attends both ways
-    attn_factor = 2.0 if shape.is_decoder or not shape.shaped else 4.0
+    # causal attention computes half the score matrix (an encoder is vision()'s: one model per kind)
+    attn_factor = 2.0
 
     layer_cost = k["decode_layer_overhead_s"] * n_l  # a forward pass's launches per layer, prefill or decode
     def prefill(n_seq):
@@ -313,6 +313,8 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
     load = _load_args(concurrency, request_rate, token_budget, schedule, requests_per_client, synchronized)
     n_devices = int(n_devices)
     shape = resolve_model(model)
+    if not shape.is_decoder:
+        raise ValueError(not_a_decoder(shape))
     mode, w_bytes, mm_precision, kv_default = resolve_precision(precision)
     kv_name, kv_bytes = resolve_kv_precision(kv_precision, kv_default)
     k = constants(**overrides)

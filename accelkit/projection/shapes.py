@@ -231,6 +231,23 @@ def _from_mapping(data, name_hint="custom"):
     )
 
 
+#: where each kind of model that generates no tokens is projected (one model per kind)
+_NOT_DECODED = {
+    "encoder": ("an encoder: it reads a request in one pass and generates no tokens",
+                "accelkit.projection.vision (accelkit project vision --model {name} --seq-len TOKENS)"),
+    "cnn": ("an image model", "accelkit.projection.vision (accelkit project vision --model {name})"),
+    "vit": ("an image model", "accelkit.projection.vision (accelkit project vision --model {name})"),
+    "recommender": ("a recommender", "accelkit.projection.recommender (accelkit project recommender --model {name})"),
+}
+
+
+def not_a_decoder(shape):
+    """Why a model that generates no tokens has no decode figures, and where it is projected."""
+    what, where = _NOT_DECODED.get(shape.kind, (f"a {shape.kind} model", "its own projection"))
+    return (f"model: {shape.name} is {what}; serving figures per output token are a decoder's. "
+            f"Project it with {where.format(name=shape.name)}")
+
+
 def resolve_model(model):
     """A :class:`ModelShape` from a preset name, a preset row (Series) or a dict.
 
