@@ -107,7 +107,7 @@ def project_scenario(scenario, catalog=None, measurements=None, search=False, la
     elif kind == "recommender":
         frame = _recommender(scenario, catalog, measurements)
     else:
-        frame = _serving(scenario, catalog, measurements, ceil, kind, search)
+        frame = _serving(scenario, catalog, measurements, search)
     frame.index = catalog.index
     frame["kind"] = kind
     if "work_unit" not in frame:
@@ -237,7 +237,8 @@ def _recommender_training(scenario, catalog, measurements):
     return out
 
 
-def _serving(scenario, catalog, measurements, ceil, kind, search=False):
+def _serving(scenario, catalog, measurements, search=False):
+    """A decoder LLM served at the scenario's batch, or searched under its TPOT / TTFT targets."""
     ttft = getattr(scenario, "ttft_target_ms", None)
     r = inference(None, _model(scenario), precision=scenario.precision, n_devices=scenario.n_devices,
                   batch_size=None if search else scenario.batch_size, input_tokens=scenario.seq_len,
