@@ -22,11 +22,10 @@ from urllib.parse import parse_qs
 
 from . import units
 from ._validate import suggest
-from .errors import ScenarioError
+from .errors import ScenarioError, short_repr as _short
 from .i18n import N_
 from .vocabulary import FRAMEWORKS, WORKLOADS
-from .errors import short_repr as _short
-from .scenario_fields import _choice, _device_names, _model_name, _num, _text, _text_list, _vendor_names, _weights
+from .scenario_fields import _choice, _device_names, _model_name, _num, _stack_name, _text, _text_list, _vendor_names, _weights
 
 __all__ = ["Scenario", "ScenarioError", "FIELD_HELP", "load", "resolve", "WORKLOADS", "DEPLOYMENTS", "PRECISIONS",
            "MARKETS", "CLOUD_PRICINGS", "FINETUNE_METHODS"]
@@ -93,6 +92,9 @@ class Scenario:
         default_factory=lambda: ["pytorch"],
         metadata={"check": _text_list(FRAMEWORKS), "help": N_("Frameworks that must work"), "unit": ""},
     )
+    stack: str | None = _spec(None, _stack_name, N_("Software stack the inference figures assume (data/stacks.csv: tensorrt, "
+                              "pytorch-eager, tensorflow, tensorflow-xla, vendor-compiler for image models and encoders; tensorrt-llm, "
+                              "vllm, sglang, vendor-serving for LLMs); empty: each device's vendor default"))
     custom_cuda_kernels: bool = _spec(False, None, N_("The team owns custom CUDA kernels"))
     search_configurations: bool = _spec(True, None, N_("Search each device's best configuration (ZeRO stage, "
                                         "tensor parallel, batch, precision) instead of taking the scenario's as given"))

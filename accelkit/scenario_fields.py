@@ -95,6 +95,24 @@ def _vendor_names(name, value):
     return out
 
 
+def _stack_name(name, value):
+    """A software stack of ``data/stacks.csv`` (lower case), or None: each device's vendor default."""
+    if value is None or (isinstance(value, str) and value.strip() in ("", "default", "none")):
+        return None
+    if not isinstance(value, str):
+        raise ScenarioError(name, f"expected a stack name, got {_short(value)}")
+    from .projection.stacks import load_stacks
+
+    options = load_stacks()["stack"].tolist()
+    value = value.strip().lower()
+    if value not in options:
+        hint = suggest(value[:100], options)
+        extra = f" (did you mean {hint[0]!r}?)" if hint else ""
+        raise ScenarioError(name, f"expected one of {', '.join(options)} or empty (each device's default), "
+                                  f"got {_short(value)}{extra}")
+    return value
+
+
 def _text(name, value):
     if value is None:
         return ""

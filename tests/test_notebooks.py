@@ -293,3 +293,14 @@ def test_validation_notebook_defaults_and_filters(tmp_path):
     filtered, _ = run(tmp_path, "10_validation.ipynb", categories=["training"], device="H100 SXM")
     shown = int(figure(filtered, "cases shown"))
     assert 0 < shown < int(figure(text, "cases shown"))
+
+
+def test_decision_notebook_prices_the_software_stack_it_is_given(tmp_path):
+    """papermill with a non-default ``stack``: every figure of the decision assumes eager PyTorch, not TensorRT."""
+    example = Path(__file__).resolve().parents[1] / "examples" / "bert-inference-small-team.yaml"
+    _, nb = run(tmp_path, "09_decision.ipynb", scenario_path=str(example), stack="pytorch-eager",
+                run_sensitivity=False, static=True)
+    shown = "".join(str(v) for cell in nb.cells for output in cell.get("outputs", [])
+                    for k, v in output.get("data", {}).items() if k in ("text/html", "text/plain"))
+    assert "run op by op by PyTorch (eager)" in shown, "the decision should name the stack it was given"
+    assert "compiled by TensorRT" not in shown, "no figure should assume TensorRT when eager PyTorch is asked for"

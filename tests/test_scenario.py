@@ -82,7 +82,7 @@ def _every_field_changed():
         d_model=3072, tokens=1.5e9, batch_size=64, seq_len=4096, output_tokens=300, precision="fp8",
         utilization=0.35, time_target_days=2.5, latency_target_ms=42.0, ttft_target_ms=800.0, requests_per_s=12.5,
         budget_usd=250000.0, power_envelope_w=350.0, deployment="on-prem", segments=["datacenter", "workstation"],
-        frameworks=[], custom_cuda_kernels=True, search_configurations=False, allow_lower_precision=True,
+        frameworks=[], stack="vllm", custom_cuda_kernels=True, search_configurations=False, allow_lower_precision=True,
         exclude_unknown=True, devices=["H100 SXM", "Instinct MI300X"], vendors=["NVIDIA", "AMD"],
         exclude_vendors=["Intel"], market="china", cloud_pricing="committed-3y", providers=["aws", "a, comma"],
         target_headroom=0.5, n_devices=16, zero_stage=3, finetune_method="qlora", lora_rank=64,

@@ -63,6 +63,29 @@ def workload_kind(scenario):
     return "llm"
 
 
+#: what each workload kind of data/stacks.csv is, in words
+_WORKLOAD_WORDS = {"vision": "image models", "encoder": "encoders", "recommender": "recommenders",
+                   "llm": "LLM decoders"}
+
+
+def scenario_stack(scenario, workload):
+    """The scenario's software stack for ``workload`` (``vision``, ``encoder``, ``recommender``, ``llm``), or
+    None (each device's vendor default). A stack that does not serve that workload (vLLM for BERT) is an
+    error naming the field and the stacks that do."""
+    if scenario.stack is None:
+        return None
+    from ..errors import ScenarioError
+    from .stacks import load_stacks
+
+    table = load_stacks()
+    serving = [s for s, w in zip(table["stack"], table["workloads"]) if workload in str(w).split(";")]
+    if scenario.stack not in serving:
+        raise ScenarioError("stack", f"{scenario.stack} does not serve {_WORKLOAD_WORDS[workload]} such as "
+                                     f"{scenario.model}; choose one of {', '.join(serving)}, or leave it empty "
+                                     f"(each device's default)")
+    return scenario.stack
+
+
 def _empty(ceil, why):
     out = pd.DataFrame({"name": ceil["name"].to_numpy()})
     out["feasible"], out["why"] = False, why
@@ -243,7 +266,7 @@ def _serving(scenario, catalog, measurements, search=False):
     r = inference(None, _model(scenario), precision=scenario.precision, n_devices=scenario.n_devices,
                   batch_size=None if search else scenario.batch_size, input_tokens=scenario.seq_len,
                   output_tokens=scenario.output_tokens, schedule="continuous", catalog=catalog,
-                  measurements=measurements, check_memory=False,
+                  measurements=measurements, check_memory=False, stack=scenario_stack(scenario, "llm"),
                   tpot_target_s=units.ms_to_s(scenario.latency_target_ms) if search else None,
                   ttft_target_s=units.ms_to_s(ttft) if search and ttft else None)
     out = r.copy()
@@ -261,7 +284,7 @@ def _vision(scenario, catalog, measurements, ceil, kind="vision"):
     (or an image) waits for its whole pass: ``latency_s`` is one pass of ``batch_size``."""
     r = vision(None, scenario.model, precision=scenario.precision, batch_size=scenario.batch_size, catalog=catalog,
                measurements=measurements, utilization=scenario.utilization,
-               power_envelope_w=scenario.power_envelope_w or None,
+               power_envelope_w=scenario.power_envelope_w or None, stack=scenario_stack(scenario, kind),
                seq_len=scenario.seq_len if kind == "encoder" else None)
     out = r.copy()
     for level in ("", "_low", "_high"):
@@ -278,7 +301,8 @@ def _recommender(scenario, catalog, measurements):
     from .recommender import recommender
 
     r = recommender(None, scenario.model, precision=scenario.precision, n_devices=scenario.n_devices,
-                    catalog=catalog, measurements=measurements, utilization=scenario.utilization)
+                    catalog=catalog, measurements=measurements, utilization=scenario.utilization,
+                    stack=scenario_stack(scenario, "recommender"))
     out = r.copy()
     for level in ("", "_low", "_high"):
         out[f"work_per_device_hour{level}"] = r[f"samples_per_s{level}"] * units.SECONDS_PER_HOUR

@@ -59,7 +59,7 @@ from .constants import constants
 from .kv_room import sequences_that_fit
 from .precisions import resolve_kv_precision, resolve_precision
 from .serving_layouts import _ACT_BYTES, _expert_group, _layouts, _n, _pipeline, expert_alltoall_seconds
-from .serving_rates import llm_stack_limits, serving_rates
+from .serving_rates import llm_stack_limits, llm_stack_why, serving_rates
 from .serving_load import TOKEN_BUDGET, md1_wait, serve_load, _wait_percentile  # noqa: F401 (public here too)
 from .serving_search import _LOAD_TIMES, _explain, _largest_batch_meeting, _load_args
 from .shapes import not_a_decoder, resolve_model
@@ -422,7 +422,7 @@ def inference(device=None, model="Llama-3.1 8B", precision="bf16", n_devices=1, 
         "memory_source": ceil["memory_bw_source"].to_numpy(),
         "allreduce_source": ceil["allreduce_bw_source"].to_numpy(), "stack": stack_names,
     })
-    why = np.full(n_rows, "", dtype=object)
+    why = llm_stack_why(stack_names, stack, ceil, catalog)  # "" where it runs
     no_peak = ~np.isfinite(ceil[f"matmul_{mm_precision}"].to_numpy(dtype=float))
     no_mem = ~np.isfinite(ceil["memory_bytes"].to_numpy(dtype=float)) | ~np.isfinite(
         ceil["memory_bw"].to_numpy(dtype=float))

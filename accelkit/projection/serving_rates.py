@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["serving_rates", "llm_stack_limits"]
+__all__ = ["serving_rates", "llm_stack_limits", "llm_stack_why"]
 
 
 def serving_rates(ceil, compute_precision, level=""):
@@ -80,6 +80,19 @@ def llm_stack_limits(ceil, stack=None, catalog=None):
     else:
         names = np.array([default_stack(v, workload="llm") for v in vendor], dtype=object)
     rows = {s: stack_row(s, workload="llm") for s in set(names)}
-    limit = np.array([rows[s]["custom_allreduce_max_bytes_rocm" if v == "AMD" else "custom_allreduce_max_bytes"]
+    # the engines' custom all-reduce kernels are CUDA's and ROCm's: elsewhere (vLLM on Gaudi, TPU, Ascend) the
+    # vendor's collectives run every size, priced as vendor-serving's (the fitted latencies)
+    limit = np.array([rows[s]["custom_allreduce_max_bytes_rocm"] if v == "AMD" else
+                      rows[s]["custom_allreduce_max_bytes"] if v == "NVIDIA" else np.nan
                       for s, v in zip(names, vendor)], dtype=float)
     return names, np.where(np.isfinite(limit), limit, np.inf)[:, None]
+
+
+def llm_stack_why(names, stack, ceil, catalog=None):
+    """Per device: "" where its serving stack runs on it, else why not (:func:`~accelkit.projection.stacks.stack_not_run_why`).
+    Only a stack asked for by name is checked: each vendor's default runs on its own parts."""
+    from .stacks import stack_not_run_why
+
+    if stack is None:
+        return np.full(len(ceil), "", dtype=object)
+    return stack_not_run_why(names, ceil["name"], catalog)

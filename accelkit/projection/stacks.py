@@ -34,7 +34,8 @@ import numpy as np
 from ..catalog import CatalogError, data_path
 from ..tables import Column, Schema, read_table
 
-__all__ = ["load_stacks", "stack_row", "default_stack", "serving_engine_labels", "kv_cache_policy",
+__all__ = ["load_stacks", "stack_row", "default_stack", "serving_engine_labels", "kv_cache_policy", "runs_on",
+           "stack_not_run_why",
            "EXECUTIONS", "KV_RESERVATIONS", "KV_SHARES_OF", "WORKLOADS"]
 
 EXECUTIONS = ("fused", "eager")
@@ -60,6 +61,8 @@ STACKS_SCHEMA = Schema("the software stacks CSV", (
     Column("custom_allreduce_max_bytes_rocm", kind="number", unit="bytes", low=0),
     Column("kv_reservation", choices=KV_RESERVATIONS), Column("kv_cache_share_of", choices=KV_SHARES_OF),
     Column("kv_policy_source_url"), Column("kv_policy_quote"),
+    Column("runs_on_vendors", required=True, nonempty=True), Column("runs_on_source_url", required=True, nonempty=True),
+    Column("runs_on_quote", required=True, nonempty=True),
 ), label="stack", unique="stack")
 
 
@@ -113,6 +116,39 @@ def _labels(path, workload):
     table = _load(path)
     return {stack: label for stack, label, works in zip(table["stack"], table["label"], table["workloads"])
             if _serves(works, workload)}
+
+
+@lru_cache(maxsize=2)
+def _runs_on(path):
+    table = _load(path)
+    return {stack: {v.strip() for v in str(vendors).split(";") if v.strip()}
+            for stack, vendors in zip(table["stack"], table["runs_on_vendors"])}
+
+
+def runs_on(stacks, vendors, names, path=None):
+    """Whether each stack of ``stacks`` runs on the matching device (boolean array): ``data/stacks.csv``'s
+    ``runs_on_vendors`` lists vendors (every part of theirs) and device families (a name's first word, where a
+    stack runs on some of a vendor's parts only: SGLang on Intel's Xeon, not its Gaudi), each row citing where it
+    is stated (TensorRT and TensorRT-LLM: NVIDIA only; vLLM: NVIDIA, AMD, Intel, Google, Huawei, ...)."""
+    table = _runs_on(data_path("stacks.csv") if path is None else path)
+    return np.array([bool({v, str(n).split(" ")[0]} & table.get(s, set()))
+                     for s, v, n in zip(np.ravel(stacks), np.ravel(vendors), np.ravel(names))], dtype=bool)
+
+
+def stack_not_run_why(stacks, names, catalog=None, path=None):
+    """Per device of ``names``: "" where its stack of ``stacks`` runs on it, else why not ("TensorRT does
+    not run on the Instinct MI300X (it runs on NVIDIA; data/stacks.csv)"), the words a projection gives for a
+    device it cannot price."""
+    from ..catalog import load_catalog
+
+    vendors = (load_catalog() if catalog is None else catalog).set_index("name")["vendor"]
+    vendor = np.array([vendors.get(n, "") for n in names], dtype=object)
+    stacks = np.broadcast_to(np.asarray(stacks, dtype=object), vendor.shape)
+    ok = runs_on(stacks, vendor, np.asarray(names, dtype=object), path)
+    table = _load(data_path("stacks.csv") if path is None else path).set_index("stack")
+    return np.array(["" if good else f"{table.loc[s, 'label']} does not run on the {n} "
+                     f"(it runs on {table.loc[s, 'runs_on_vendors'].replace(';', ', ')}; data/stacks.csv)"
+                     for s, n, good in zip(stacks, names, ok)], dtype=object)
 
 
 def serving_engine_labels(path=None):

@@ -63,7 +63,7 @@ from .clocks_caches import gpu_clock_sources, gpu_clocks, l2_cache_bytes, l2_cac
 from .constants import constants
 from .power_modes import device_mode_shares, engine_share
 from .precisions import resolve_precision
-from .stacks import stack_row
+from .stacks import stack_not_run_why, stack_row
 from .vision_layers import ACT_BYTES, layer_table
 
 __all__ = ["vision", "vision_seconds", "layer_seconds", "frame_flops", "vision_training",
@@ -343,6 +343,12 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
                                               for st in stacks], dtype=object), out["why"])
     out["why"] = np.where(only_pub & ~feasible,
                           ON_CHIP_WHY.format(model=row.get("name", "this model"), precision=mode), out["why"])
+    if stack is not None:
+        # a stack asked for by name prices only the parts it runs on (TensorRT: NVIDIA's)
+        not_run = stack_not_run_why(out["stack"], ceil["name"], catalog)
+        out["feasible"], out["why"] = feasible & (not_run == ""), np.where(not_run == "", out["why"], not_run)
+        for c in [c for c in out if c.startswith(("latency_s", "frame_ms", "frames_per_s"))]:
+            out[c] = np.where(out["feasible"], out[c], np.nan)
     out["batch_size"] = np.full(len(ceil), int(batch_size))
     if single:
         r = {c: (v[0].item() if hasattr(v[0], "item") else v[0]) for c, v in out.items()}

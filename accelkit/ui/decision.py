@@ -26,6 +26,13 @@ __all__ = ["DecisionPanel", "parse_prices", "plan_words"]
 _UNITS = {"tokens": N_("token"), "frames": N_("frame"), "requests": N_("request")}
 
 
+def _stack_names():
+    """The software stacks a scenario may name (``data/stacks.csv``), in the table's order."""
+    from ..projection.stacks import load_stacks
+
+    return load_stacks()["stack"].tolist()
+
+
 def _options(names, values):
     """(label, value) pairs of a dropdown: the label translated, the value the scenario's (English)."""
     return [(_(names[v]), v) for v in values]
@@ -109,6 +116,11 @@ class DecisionPanel(Panel):
                                             description=_("precision")),
             "deployment": C.choice(_("deployment"), _options(DEPLOYMENT_NAMES, ["cloud", "on-prem", "edge"]),
                                    s.deployment, width="200px"),
+            "stack": C.choice(_("software stack"), [(_("each device's default"), "")] + [(name, name) for name in
+                                                                                          _stack_names()],
+                              s.stack or "", width="300px",
+                              tooltip=_("the stack the inference figures assume (data/stacks.csv); a device it does "
+                                        "not run on is excluded, saying so")),
             "n_devices": C.integer(_("devices allowed"), s.n_devices, _("count"), width="240px"),
             "time_target_days": C.number(_("training within"), s.time_target_days, _("days"), width="240px"),
             "latency_target_ms": C.number(_("latency target"), s.latency_target_ms, _("ms per token"), width="280px"),
@@ -145,6 +157,7 @@ class DecisionPanel(Panel):
                      "latency_target_ms", "search_configurations", "allow_lower_precision", "exclude_unknown",
                      "market", "cloud_pricing", "finetune_method")
         self.bind("ttft_target_ms", "ttft_target_ms", lambda v: v or None, lambda v: v or 0.0)
+        self.bind("stack", "stack", lambda v: v or None, lambda v: v or "")
         self.bind("budget_usd", "budget_usd", lambda v: v or None, lambda v: v or 0.0)
         self.bind("power_envelope_w", "power_envelope_w", lambda v: v or None, lambda v: v or 0.0)
         self.sensitivity_button = W.Button(description=_("Check sensitivity"), icon="balance-scale",
@@ -186,7 +199,8 @@ class DecisionPanel(Panel):
     def layout(self):
         c, f, t = self.controls, self.figure_outputs, self.table_outputs
         boxes = C.groups(
-            C.group(_("Job"), [c["workload"], c["model"], c["precision"], c["deployment"], c["finetune_method"]]),
+            C.group(_("Job"), [c["workload"], c["model"], c["precision"], c["deployment"], c["finetune_method"],
+                               c["stack"]]),
             C.group(_("Constraints"), [c["n_devices"], c["time_target_days"], c["latency_target_ms"], c["ttft_target_ms"],
                                     c["budget_usd"], c["power_envelope_w"], c["market"], c["cloud_pricing"],
                                     c["quoted_prices"]]),
