@@ -355,7 +355,7 @@ def _edge_peaks(rows, precision, use_npu=True):
 
 
 def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilization=None, latency_ms=None,
-             power_w=None, budget_usd=None, use_npu=True, devices=None, batch_size=1):
+             power_w=None, budget_usd=None, use_npu=True, devices=None, batch_size=1, stack=None):
     """Which edge devices can run ``streams × fps`` frames of a vision model.
 
     Parameters
@@ -411,7 +411,7 @@ def edge_fit(catalog, streams, fps, model="YOLOv8s", precision="int8", utilizati
 
     # over a power budget, a Jetson runs in its highest nvpmodel mode within it (vision() picks it)
     projected = vision(None, preset, precision, batch_size, catalog=rows, utilization=utilization,
-                       peak=ops.to_numpy(dtype=float), power_envelope_w=power_w)
+                       peak=ops.to_numpy(dtype=float), power_envelope_w=power_w, stack=stack)
     out["fps_per_unit"] = projected["frames_per_s"].to_numpy()
     out["units"] = np.ceil(np.round(streams * fps / out["fps_per_unit"], 9)).clip(lower=1)
     out["frame_ms"] = projected["frame_ms"].to_numpy()

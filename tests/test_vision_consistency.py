@@ -135,3 +135,27 @@ def test_the_llm_engine_refuses_a_model_that_generates_no_tokens_and_says_where_
         inference("T4", model, "fp16")
     assert where in str(err.value), str(err.value)
     assert main(["project", "llm", "--device", "T4", "--model", model]) == 2
+
+
+def test_the_scenarios_stack_gives_one_frame_time_in_the_edge_chapter_the_decision_and_the_engine():
+    import ipywidgets  # noqa: F401 (required: a missing one fails, never skips)
+    from accelkit.ui.edge import EdgePanel
+
+    # ResNet-50: an eager stack needs the model's layer table (YOLOv8s has none: it cannot be priced eager)
+    scenario = Scenario.load("examples/smart-factory-edge-vision.yaml").update(model="ResNet-50",
+                                                                               stack="pytorch-eager")
+    catalog = load_catalog()
+    panel = EdgePanel(scenario.copy(), catalog=catalog)
+    assert panel.error is None, panel.error
+    chapter = panel.result["table"].set_index("name")["frame_ms"]
+    decision = select.rank(scenario, catalog).set_index("name")["latency_ms"]
+    for device in DEVICES:
+        kw = dict(catalog=catalog, power_envelope_w=scenario.power_envelope_w, utilization=scenario.utilization)
+        engine = vision(device, scenario.model, scenario.precision, scenario.batch_size, stack="pytorch-eager",
+                        **kw)["frame_ms"]
+        default = vision(device, scenario.model, scenario.precision, scenario.batch_size, **kw)["frame_ms"]
+        assert engine > default, f"{device}: eager PyTorch should be slower than TensorRT ({engine} vs {default} ms)"
+        assert chapter[device] == pytest.approx(engine, rel=5e-3), \
+            f"{device}: chapter 07 says {chapter[device]:.3f} ms under eager PyTorch, projection.vision {engine:.3f}"
+        assert decision[device] == pytest.approx(engine, rel=5e-3), \
+            f"{device}: the decision says {decision[device]:.3f} ms under eager PyTorch, projection.vision {engine:.3f}"

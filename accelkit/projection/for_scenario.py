@@ -38,7 +38,7 @@ from .training import TRAIN_PRECISIONS, finetune_settings, training
 from .vision import vision
 
 __all__ = ["project_scenario", "workload_kind", "training_layout", "is_vision_model", "is_recommender_model",
-           "custom_shape", "WORK_UNITS"]
+           "custom_shape", "scenario_stack", "WORK_UNITS"]
 
 #: what one unit of work is, per workload kind
 WORK_UNITS = {"training": "tokens", "llm": "tokens", "encoder": "requests", "vision": "frames",

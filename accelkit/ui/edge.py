@@ -11,6 +11,7 @@ from ..catalog import load_catalog
 from ..currency import money
 from ..i18n import N_, _
 from ..numbers import people_format
+from ..projection.for_scenario import scenario_stack
 from ..select.reasons import why_words
 from . import controls as C
 from . import terms as T
@@ -167,8 +168,10 @@ class EdgePanel(Panel):
         streams, fps = c["streams"], c["frames_per_s"]
         utilization = c["utilization"] if c["own_mfu"] else None
         batch = s.batch_size if self.vision_scenario else 1
+        # the scenario's stack where it is the scenario's image model (the decision prices the same); else the default
+        stack = scenario_stack(s, "vision") if self.vision_scenario else None
         table = sizing.edge_fit(self.catalog, streams, fps, c["model"], c["precision"], utilization,
-                                c["latency_ms"], power, budget, c["use_npu"], batch_size=batch)
+                                c["latency_ms"], power, budget, c["use_npu"], batch_size=batch, stack=stack)
         per_frame, _preset = sizing.frame_flops(c["model"])
         need = streams * fps * per_frame
         if utilization is not None:

@@ -11,6 +11,7 @@ from .. import claims, energy, plots, projection, sizing, units
 from ..catalog import int8_dense_estimate, load_catalog
 from ..i18n import N_, _, language
 from ..numbers import UNKNOWN, people, people_format
+from ..projection.for_scenario import scenario_stack
 from ..select.reasons import source_words
 from . import controls as C
 from . import terms as T
@@ -378,8 +379,9 @@ class TCOPanel(Panel):
         if s.batch_size != 1:
             from ..projection.vision import vision
 
+            stack = scenario_stack(s, "vision") if self._serves_vision() else None
             ms = vision(c["edge_device"], c["model"], "int8", s.batch_size, catalog=self.catalog,
-                        utilization=s.utilization)["frame_ms"]
+                        utilization=s.utilization, stack=stack)["frame_ms"]
             if ms == ms:
                 summary.append(_("That latency budget times one frame alone (batch 1); chapter 07 and the decision "
                                  "time a pass of your batch of {batch} frames: {ms} ms per frame on {device}.").format(

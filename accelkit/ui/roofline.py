@@ -9,6 +9,7 @@ from ..catalog import datasheet_memory_bandwidth, load_catalog, peak_flops
 from ..i18n import N_, _
 from ..kernels import kernel_workloads
 from ..numbers import people
+from ..projection.for_scenario import scenario_stack
 from ..select.reasons import source_words
 from . import controls as C
 from . import terms as T
@@ -167,7 +168,7 @@ class RooflinePanel(Panel):
             return
         frame = projection.inference(list(known["name"]), preset["name"], precision=s.precision,
                                      n_devices=s.n_devices, batch_size=s.batch_size, input_tokens=s.seq_len,
-                                     output_tokens=s.output_tokens, catalog=self.catalog,
+                                     output_tokens=s.output_tokens, catalog=self.catalog, stack=scenario_stack(s, "llm"),
                                      measurements=self.measurements.when(self.controls["use_measurements"].value), check_memory=False)
         frame = frame[frame["feasible"]]
         if frame.empty:
