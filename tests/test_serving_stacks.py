@@ -101,6 +101,10 @@ def test_a_stack_named_for_a_part_it_does_not_run_on_prices_nothing_and_says_why
     frame = vision(["T4", "Instinct MI300X"], "ResNet-50", stack="tensorrt").set_index("name")
     assert frame.loc["T4", "feasible"] and not frame.loc["Instinct MI300X", "feasible"]
     assert "TensorRT does not run on the Instinct MI300X" in frame.loc["Instinct MI300X", "why"]
+    # a chip priced from its vendor's published rate ran its own compiler, not the stack named
+    hailo = vision(["Hailo-8"], "YOLOv8s", stack="tensorrt").iloc[0]
+    assert not hailo["feasible"] and "TensorRT does not run on the Hailo-8" in hailo["why"]
+    assert vision(["Hailo-8"], "YOLOv8s", stack="vendor-compiler").iloc[0]["feasible"]
 
 
 def test_more_than_two_pcie_only_gpus_run_vllm_on_nccl_at_every_size():

@@ -344,8 +344,9 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out["why"] = np.where(only_pub & ~feasible,
                           ON_CHIP_WHY.format(model=row.get("name", "this model"), precision=mode), out["why"])
     if stack is not None:
-        # a stack asked for by name prices only the parts it runs on (TensorRT: NVIDIA's)
-        not_run = stack_not_run_why(out["stack"], ceil["name"], catalog)
+        # a stack asked for by name prices only the parts it runs on (TensorRT: NVIDIA's), a chip priced from its
+        # vendor's published rate included (Hailo's figures are its own compiler's, not TensorRT's)
+        not_run = stack_not_run_why(stacks, ceil["name"], catalog)
         out["feasible"], out["why"] = feasible & (not_run == ""), np.where(not_run == "", out["why"], not_run)
         for c in [c for c in out if c.startswith(("latency_s", "frame_ms", "frames_per_s"))]:
             out[c] = np.where(out["feasible"], out[c], np.nan)
