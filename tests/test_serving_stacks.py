@@ -231,3 +231,17 @@ def test_a_scenarios_stack_is_the_one_every_figure_of_the_decision_assumes():
     # training figures assume no serving stack: the same ranking
     tune = load(examples / "finetune-7b-in-a-day.yaml")
     assert rank(tune.copy().update(stack="vllm"))["name"].head(3).tolist() == rank(tune)["name"].head(3).tolist()
+
+
+def test_the_way_forward_offers_each_devices_default_stack_when_the_named_one_excludes_them_all():
+    from pathlib import Path
+
+    from accelkit.scenario import load
+    from accelkit.select import nearest_feasible
+
+    examples = Path(__file__).resolve().parents[1] / "examples"
+    scenario = load(examples / "serve-70b-at-latency-target.yaml").update(stack="tensorrt-llm", vendors=["AMD"])
+    forward = nearest_feasible(scenario)
+    first = forward.iloc[0]
+    assert first["field"] == "stack" and first["value"] is None, forward[["field", "change"]].to_string()
+    assert "Instinct MI300X" in first["admits"]

@@ -66,6 +66,10 @@ def _candidate_changes(scenario):
                                                                                   old=_(_DEPLOYMENT_WORDS.get(
                                                                                       s.deployment, s.deployment))),
                         1.0))
+    if s.stack and not training:
+        # a named stack excludes the parts it does not run on (TensorRT on an AMD part)
+        out.append(("stack", None, _("each device's default software stack instead of {old}").format(old=s.stack),
+                    1.0))
     if s.segments:
         out.append(("segments", [], _("allow every segment"), 1.0))
     if s.exclude_unknown:
