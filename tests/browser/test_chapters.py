@@ -29,8 +29,10 @@ def test_catalogue(page, chapters_url):
     no_error_output(page)
     before = snapshot(page)
     choose(page, "precision", "int8")
-    after = wait_for_change(page, before, "titles")
-    assert any("INT8" in t for t in after["titles"]) and "int8" in after["summary"]
+    wait_for_change(page, before, "titles")
+    # the summary is redrawn after the charts' titles: wait for both to say int8
+    wait_until(page, lambda now: any("INT8" in t for t in now["titles"]) and "int8" in now["summary"],
+               "the charts' titles and the summary saying int8")
     _bad_then_good(page, "min. memory [GB]", -5, 0, "minimum memory must be a number of GB >= 0")
 
 
