@@ -97,7 +97,7 @@ def _vendor_names(name, value):
 
 def _stack_name(name, value):
     """A software stack of ``data/stacks.csv`` (lower case), or None: each device's vendor default."""
-    if value is None or (isinstance(value, str) and value.strip() in ("", "default", "none")):
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("", "default", "none")):
         return None
     if not isinstance(value, str):
         raise ScenarioError(name, f"expected a stack name, got {_short(value)}")

@@ -245,3 +245,11 @@ def test_the_way_forward_offers_each_devices_default_stack_when_the_named_one_ex
     first = forward.iloc[0]
     assert first["field"] == "stack" and first["value"] is None, forward[["field", "change"]].to_string()
     assert "Instinct MI300X" in first["admits"]
+
+
+@pytest.mark.parametrize("word", ["default", "Default", " NONE ", ""])
+def test_default_or_none_in_any_case_means_each_devices_own_stack(word):
+    from accelkit.scenario import Scenario
+
+    s = Scenario.load("examples/bert-inference-small-team.yaml").update(stack=word)
+    assert s.stack is None, f"stack {word!r} should mean each device's default, got {s.stack!r}"

@@ -21,15 +21,20 @@ def scenario(request):
     return s.copy().update(utilization=request.param)
 
 
-def test_frame_time_agrees_across_edge_chapter_decision_and_engine(scenario):
+def _edge_chapter_and_decision(scenario, catalog):
+    """Frame times per device [ms] of chapter 07's panel and of the decision for one scenario."""
     import ipywidgets  # noqa: F401 (required: a missing one fails, never skips)
     from accelkit.ui.edge import EdgePanel
 
-    catalog = load_catalog()
     panel = EdgePanel(scenario.copy(), catalog=catalog)
     assert panel.error is None, panel.error
     chapter = panel.result["table"].set_index("name")["frame_ms"]
-    decision = select.rank(scenario, catalog).set_index("name")["latency_ms"]
+    return chapter, select.rank(scenario, catalog).set_index("name")["latency_ms"]
+
+
+def test_frame_time_agrees_across_edge_chapter_decision_and_engine(scenario):
+    catalog = load_catalog()
+    chapter, decision = _edge_chapter_and_decision(scenario, catalog)
     for device in DEVICES:
         engine = vision(device, scenario.model, scenario.precision, scenario.batch_size, catalog=catalog,
                         utilization=scenario.utilization)["frame_ms"]
@@ -138,17 +143,11 @@ def test_the_llm_engine_refuses_a_model_that_generates_no_tokens_and_says_where_
 
 
 def test_the_scenarios_stack_gives_one_frame_time_in_the_edge_chapter_the_decision_and_the_engine():
-    import ipywidgets  # noqa: F401 (required: a missing one fails, never skips)
-    from accelkit.ui.edge import EdgePanel
-
     # ResNet-50: an eager stack needs the model's layer table (YOLOv8s has none: it cannot be priced eager)
     scenario = Scenario.load("examples/smart-factory-edge-vision.yaml").update(model="ResNet-50",
                                                                                stack="pytorch-eager")
     catalog = load_catalog()
-    panel = EdgePanel(scenario.copy(), catalog=catalog)
-    assert panel.error is None, panel.error
-    chapter = panel.result["table"].set_index("name")["frame_ms"]
-    decision = select.rank(scenario, catalog).set_index("name")["latency_ms"]
+    chapter, decision = _edge_chapter_and_decision(scenario, catalog)
     for device in DEVICES:
         kw = dict(catalog=catalog, power_envelope_w=scenario.power_envelope_w, utilization=scenario.utilization)
         engine = vision(device, scenario.model, scenario.precision, scenario.batch_size, stack="pytorch-eager",

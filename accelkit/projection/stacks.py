@@ -145,10 +145,17 @@ def stack_not_run_why(stacks, names, catalog=None, path=None):
     vendor = np.array([vendors.get(n, "") for n in names], dtype=object)
     stacks = np.broadcast_to(np.asarray(stacks, dtype=object), vendor.shape)
     ok = runs_on(stacks, vendor, np.asarray(names, dtype=object), path)
-    table = _load(data_path("stacks.csv") if path is None else path).set_index("stack")
-    return np.array(["" if good else f"{table.loc[s, 'label']} does not run on the {n} "
-                     f"(it runs on {table.loc[s, 'runs_on_vendors'].replace(';', ', ')}; data/stacks.csv)"
+    words = _not_run_words(data_path("stacks.csv") if path is None else path)
+    return np.array(["" if good else f"{words[s][0]} does not run on the {n} (it runs on {words[s][1]}; data/stacks.csv)"
                      for s, n, good in zip(stacks, names, ok)], dtype=object)
+
+
+@lru_cache(maxsize=2)
+def _not_run_words(path):
+    """``stack -> (label, "the vendors it runs on")``, read once (the reason a device is not priced)."""
+    table = _load(path)
+    return {stack: (label, str(vendors).replace(";", ", "))
+            for stack, label, vendors in zip(table["stack"], table["label"], table["runs_on_vendors"])}
 
 
 def serving_engine_labels(path=None):
