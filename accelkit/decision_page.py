@@ -122,6 +122,9 @@ def summary_html(summary, css=True):
                      + _tag("span", _("(central figure, low-high range)"), ' class="ak-ds-small"') + "</dd>")
         parts.append(_tag("dt", target_label) + '<dd data-field="performance">'
                      + _("{performance}: {mark}").format(performance=_e(perf.get("text", "")), mark=mark) + "</dd>")
+        if d.get("checked"):
+            # how far the engine behind the figure was checked on published measurements like this one
+            parts.append(_tag("dt", _("The engine's track record")) + f'<dd data-field="checked">{_e(d["checked"])}</dd>')
         if d.get("configuration"):
             parts.append(_tag("dt", _("Configuration"))
                          + f'<dd data-field="configuration">{_e(d["configuration"])}</dd>')

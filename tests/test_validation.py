@@ -220,6 +220,27 @@ def test_category_errors_as_recorded(results, recorded_ratios):
     assert not failures, "\n".join(failures.values())
 
 
+def test_the_stored_track_record_is_what_the_validation_gives_today(results):
+    """data/validation/track_record.csv (the engine's record per workload, vendor and device, shown beside each
+    decision's figure) agrees with the validation now: same rows, counts exact, errors within half a point."""
+    from accelkit.projection.track_record import load_track_record, track_record_table
+
+    now = track_record_table(results)
+    stored = load_track_record()
+    keys = set(zip(now["kind"], now["vendor"], now["device"]))
+    assert keys == set(stored), (f"the stored track record lacks {sorted(keys - set(stored))[:3]} and has "
+                                 f"{sorted(set(stored) - keys)[:3]} the validation no longer gives: "
+                                 "python tools/record_validation.py")
+    for row in now.to_dict("records"):
+        old = stored[(row["kind"], row["vendor"], row["device"])]
+        where = f"{row['kind']} on {row['device'] or row['vendor'] + ' parts'}"
+        assert (old["cases"], old["sources"], old["holdout_cases"]) == (row["cases"], row["sources"],
+                                                                        row["holdout_cases"]), where
+        for col in ("gm_error", "gm_error_holdout", "coverage"):
+            assert old[col] == pytest.approx(row[col], abs=R.POINT, nan_ok=True), \
+                f"{where}: stored {col} {old[col]:.3f}, the validation gives {row[col]:.3f}; re-record"
+
+
 def test_readme_table_of_errors_is_the_engines(results):
     """README's "| all | 142 | 12.0 % |", fit and holdout rows: case counts exact, errors within half a point."""
     assert set(R.readme_errors(README.read_text(encoding="utf-8"))) == {"all", "fit", "holdout"}

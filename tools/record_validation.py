@@ -4,7 +4,9 @@ Projects every case of ``data/validation/measured.csv`` with the engine as it is
 writes each case's ratio (projected speed / measured speed) to
 ``tests/data/validation_ratios.csv`` and each category's geometric-mean error and ratio to
 ``tests/data/validation_summary.csv``; ``tests/test_validation.py`` then holds the engine to
-them (each case within 10 %, each category within half a point). Run it only when the engine
+them (each case within 10 %, each category within half a point). It also writes the engine's
+track record per workload, vendor and device (``data/validation/track_record.csv``), which the
+decision shows beside each projected figure. Run it only when the engine
 changed on purpose, and say in the commit which cases moved and why.
 """
 
@@ -18,6 +20,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from accelkit.projection import recorded, validation  # noqa: E402
+from accelkit.projection.track_record import write_track_record  # noqa: E402
 
 RATIOS = ROOT / "tests" / "data" / "validation_ratios.csv"
 SUMMARY = ROOT / "tests" / "data" / "validation_summary.csv"
@@ -38,7 +41,8 @@ def main(argv=None):
         print(f"{len(moved)} case(s) differ from the previous record:")
         for message in moved.values():
             print("  " + message.split(". If the engine")[0])
-    print(f"written: {args.ratios}, {args.summary}")
+    track = write_track_record(results)
+    print(f"written: {args.ratios}, {args.summary}, {Path(track).relative_to(ROOT)}")
     return 0
 
 

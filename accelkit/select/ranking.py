@@ -447,6 +447,9 @@ def rank(scenario, catalog=None, weights=None, price_factor=1.0, ecosystem=True,
     out["cost_per_million_tokens_high"] = f["cost_per_million_tokens_high"]
     out["efficiency_source"] = [_efficiency_words(mm, mem) for mm, mem in
                                 zip(f["matmul_source"].astype(str), f["memory_source"].astype(str))]
+    from ..projection.track_record import scenario_track_record
+
+    out["engine_track_record"] = scenario_track_record(scenario, out["vendor"], out["name"])
     out["run_power_w"] = f["run_power_w"]
     for extra in ("mfu", "precision", "n_devices", "tensor_parallel", "pipeline_parallel", "expert_parallel",
                   "zero_stage", "batch_size", "power_mode",

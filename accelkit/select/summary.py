@@ -338,7 +338,8 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
         (None when nothing passes), ``action`` ("buy" or "rent"), ``order`` (the unit
         and count in words), ``units`` [count], ``devices`` [count], ``configuration``,
         ``total`` (``usd``, ``low``, ``high``, ``horizon``, ``text``), ``performance``
-        (``projected``, ``target``, ``meets``, ``text``), ``runners_up`` (list of
+        (``projected``, ``target``, ``meets``, ``text``), ``checked`` (how the engine did on published
+        measurements of this workload on the device or its vendor's parts), ``runners_up`` (list of
         ``name, order, total_text, score, gap, why``), ``risks`` (``device, kind, text,
         source``), ``cannot_verify`` (``device, missing, settle``), ``assumptions``
         ((label, value) pairs), ``prices_dated`` (text), ``price_dates`` ({device:
@@ -375,7 +376,7 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
         "assumptions": _assumptions(s), "price_dates": {}, "prices_dated": "",
         "quoted_prices": dict(quoted_prices or {}),
         "counts": {"shortlisted": len(short), "cannot verify": len(unverified), "excluded": len(excluded)},
-        "next_step": "",
+        "next_step": "", "checked": "",
     }
     if short.empty:
         if len(excluded):
@@ -397,7 +398,7 @@ def decision_summary(scenario, ranked=None, stability=None, catalog=None, weight
         total={"usd": float(top["total_cost_usd"]), "low": float(top["total_cost_usd_low"]),
                "high": float(top["total_cost_usd_high"]), "horizon": _horizon(s),
                "text": _over(_total_text(top, s), s)},
-        performance=_performance(top, s),
+        performance=_performance(top, s), checked=str(top.get("engine_track_record") or ""),
     )
     for other in others:
         gap, why = _why_lost(top, other, merged)

@@ -56,7 +56,9 @@ def _projected_cell(row, training):
         unit = _(_UNITS.get(row["work_unit"], N_("unit")))
         text = _("{latency} ms/{unit}").format(
             latency=range_text(row["latency_ms"], row["latency_ms_low"], row["latency_ms_high"], "{:,.3g}"), unit=unit)
-    source = html.escape(_("efficiency: {source}").format(source=row["efficiency_source"]), quote=True)
+    source = html.escape(_("efficiency: {source}").format(source=row["efficiency_source"])
+                         + (" | " + _("engine: {record}").format(record=row["engine_track_record"])
+                            if row.get("engine_track_record") else ""), quote=True)
     return f'<span class="ak-projected" title="{source}">{html.escape(text)}</span>'
 
 
