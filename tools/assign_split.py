@@ -40,6 +40,9 @@ def source_key(url):
     * MLPerf results (``mlcommons/inference_results_vX``, or a mirror named
       ``mlperf_inference_results_vX``): one round's submission of one submitter in one
       division -- ``inference_results_v3.1/closed/NVIDIA`` -- not each log file.
+    * A folder of one benchmark's result files (``.../sample-results/run_bs8.json``, one file per
+      configuration): the repository and the path up to that folder -- the first folder whose name
+      holds "results" -- not each file.
     * Vendor pages in several locales: the path without the locale (``/en/``, ``/zh-cn/``).
     * NVIDIA NIM's benchmarking pages (``.../performance.md`` and its ``llms.txt`` copy):
       one source.
@@ -55,7 +58,10 @@ def source_key(url):
         if m and repo.startswith(("inference_results_", "training_results_")):
             return "/".join([repo, *m["path"].split("/")[:2]])
         if m:
-            return f"{m['repo'].lower()}/{m['path']}"
+            folders = m["path"].split("/")[:-1]
+            hit = next((i for i, f in enumerate(folders) if "results" in f.lower()), None)
+            path = "/".join(folders[:hit + 1]) if hit is not None else m["path"]
+            return f"{m['repo'].lower()}/{path}"
         parts = path.strip("/").split("/")
         return "/".join([parts[1].lower(), *parts[2:]]) if len(parts) >= 2 else host + path
     if host == "docs.nvidia.com" and path.startswith("/nim/benchmarking/"):
