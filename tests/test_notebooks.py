@@ -272,7 +272,7 @@ def test_roofline_notebook_uses_my_measurements(tmp_path):
 def test_validation_notebook_defaults_and_filters(tmp_path):
     text, _ = run(tmp_path, "10_validation.ipynb")
     assert int(figure(text, "published measurements")) >= 40
-    # per kind, as README's validation table states them (769 cases, 79 sources, split by source): batch-1
+    # per kind, as README's validation table states them (848 cases, 86 sources, split by source): batch-1
     # decode and TTFT within 22 % (12.7 / 8.5 % on the fit sources; the held-out NIM GenAI-Perf course table's
     # one-request figures sit at 1.0-2.2x: a fixed cost per request the engine does not model), training
     # 15 %, fixed-batch 20 %, maximum throughput 40 % (36 %: AMD's and Gaudi's tables and GPUStack's H100
