@@ -155,13 +155,15 @@ def _project(args, project, *positional, **keywords):
     return r, None
 
 
-def _sources(r):
+def _sources(r, kind):
+    from .projection.track_record import device_track_record
     from .select.reasons import source_words  # the decision's words for the same sources
 
     return [_("efficiencies: matmul: {matmul}").format(matmul=source_words(r.get("matmul_source", ""))),
             _("               memory: {memory}").format(memory=source_words(r.get("memory_source", ""))),
             _("ranges: 80 % intervals for a source the engine has not seen (accelkit validate reports their "
-              "coverage)")]
+              "coverage)"),
+            _("engine: {record}").format(record=device_track_record(kind, r.get("name", "")))]
 
 
 def run_llm(args):
@@ -217,7 +219,7 @@ def run_llm(args):
             b=r["batch_size"], most=r.get("most_sequences", r.get("max_batch_size", math.nan))))
         if args.batch_size is None:
             print("  " + _kv_policy_words(r, args.input_tokens, args.output_tokens))
-    print("\n".join(_sources(r)))
+    print("\n".join(_sources(r, "llm")))
     return 0
 
 
@@ -240,6 +242,13 @@ def _kv_policy_words(r, input_tokens, output_tokens):
              "in {where}").format(engine=engine, n=int(input_tokens + output_tokens / 2), where=where)
 
 
+def _vision_kind(model):
+    """``encoder`` for a BERT-class model, else ``vision``: the workload kind whose record the engine has."""
+    from .models import find_model
+
+    return "encoder" if find_model(model)["kind"] == "encoder" else "vision"
+
+
 def run_vision(args):
     from .projection import vision
 
@@ -255,7 +264,7 @@ def run_vision(args):
         stack=r["stack"], mode=mode))
     print(_line(_("time per pass"), r, "frame_ms", lambda v: f"{v:,.3g} ms"))
     print(_line(_("samples per second per device"), r, "frames_per_s", _rate))
-    print("\n".join(_kernel_words(r) + _sources(r)))
+    print("\n".join(_kernel_words(r) + _sources(r, _vision_kind(args.model))))
     return 0
 
 
@@ -308,7 +317,7 @@ def run_recommender(args):
     print("  " + _("embedding tables: {gb} GB; {layout} ({share:.0%} of the rows on the device)").format(
         gb=f"{r['table_bytes'] / units.GIGA:,.1f}", layout=_(_LAYOUT_WORDS[r["layout"]]),
         share=r["table_share_on_device"]))
-    print("\n".join(_sources(r)))
+    print("\n".join(_sources(r, "recommender")))
     return 0
 
 
@@ -341,5 +350,5 @@ def run_gnn(args):
         link = _("{link} between pairs, PCIe beyond").format(link=r["link"]) if r["link_pairs_only"] else r["link"]
         print("  " + _("remote rows over: {link}").format(link=link))
     print("  " + _("bound by: {what}").format(what=_(_BOUND_WORDS[r["bound"]])))
-    print("\n".join(_sources(r)))
+    print("\n".join(_sources(r, "gnn")))
     return 0

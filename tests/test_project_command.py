@@ -106,3 +106,15 @@ def test_the_command_speaks_chinese(capsys):
     out = capsys.readouterr().out
     assert "内核：每次前向 56 个" in out and "时钟 2,040 MHz" in out and "L2 缓存：48 MiB" in out
     assert "cycles" not in out and "feature maps" not in out, "the kernel and L2 lines should be in Chinese"
+
+
+def test_each_figure_says_how_the_engine_did_on_published_measurements_of_its_kind(capsys):
+    from accelkit.projection.track_record import device_track_record
+
+    assert main(LLM) == 0
+    out = capsys.readouterr().out
+    assert "engine: " + device_track_record("llm", "H100 SXM") in out
+    assert "published measurements of LLM serving on this device" in out
+    assert main(["project", "vision", "--device", "Instinct MI300X", "--model", "BERT-base", "--seq-len", "128"]) == 0
+    out = capsys.readouterr().out
+    assert "engine: never checked on published measurements of encoder inference on AMD parts" in out

@@ -28,7 +28,7 @@ from ..i18n import N_, _
 from .validation import geometric_mean_error, interval_coverage
 
 __all__ = ["CATEGORY_KIND", "KIND_WORDS", "track_record_table", "write_track_record", "load_track_record",
-           "track_record_words", "scenario_track_record", "TRACK_RECORD_COLUMNS"]
+           "track_record_words", "scenario_track_record", "device_track_record", "TRACK_RECORD_COLUMNS"]
 
 #: the workload kind (:func:`accelkit.projection.for_scenario.workload_kind`) each validation category checks
 CATEGORY_KIND = {
@@ -141,3 +141,12 @@ def scenario_track_record(scenario, vendors, names, path=None):
     from .for_scenario import workload_kind
 
     return track_record_words(workload_kind(scenario), vendors, names, path)
+
+
+def device_track_record(kind, name, catalog=None, path=None):
+    """:func:`track_record_words` for one catalogue device (its vendor looked up): the line ``accelkit project``
+    prints under a figure."""
+    from ..catalog import load_catalog
+
+    vendor = (load_catalog() if catalog is None else catalog).set_index("name")["vendor"].get(name, "?")
+    return str(track_record_words(kind, [vendor], [name], path)[0])
