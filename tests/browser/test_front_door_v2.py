@@ -87,8 +87,12 @@ def test_a_phone_reaches_every_chapter_through_the_menu_and_nothing_is_wider_tha
         assert page.evaluate(width) <= 395, "the start page is wider than the phone"
         scrolled = False
         for label, key in (("10 How far to trust", "trust"), ("11 Your GPUs", "monitor"), ("9 Decision", "decision")):
+            before = page.evaluate(OPEN_TAB)
             menu.select_option(index=labels.index(label))
-            page.wait_for_function(f"{OPEN_TAB}.length > 200 && !{OPEN_TAB}.includes('opening…')", timeout=120_000)
+            # the kernel switches the tab: wait until the open tab is another one (under load the switch took
+            # more than the 1.5 s below, and the copied link still named the chapter before it)
+            page.wait_for_function(f"before => {{ const t = {OPEN_TAB}; return t.length > 200 && "
+                                   "!t.includes('opening…') && t !== before; }", arg=before, timeout=120_000)
             page.wait_for_timeout(1500)
             assert page.evaluate(width) <= 395, f"chapter {label} is wider than the phone"
             no_error_output(page)
