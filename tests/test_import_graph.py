@@ -19,7 +19,9 @@ ENGINE_MAY_IMPORT = {"accelkit._validate", "accelkit.catalog", "accelkit.comm", 
                      "accelkit.memory", "accelkit.models", "accelkit.tables", "accelkit.units", "accelkit.vocabulary",
                      "accelkit.paths",
                      # the translations: stdlib and Babel only, below everything (the engine's configuration words)
-                     "accelkit.i18n"}
+                     "accelkit.i18n",
+                     # names in the reader's language (a data table read with errors/i18n/paths/tables only)
+                     "accelkit.names"}
 
 
 def _module_name(path):

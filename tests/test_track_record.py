@@ -52,3 +52,26 @@ def test_the_decision_page_shows_the_winners_track_record_in_english_and_chinese
     with i18n.using("zh_CN"):
         zh = select.decision_summary(scenario)
     assert "公开实测" in zh["checked"], zh["checked"]
+
+
+def test_the_vendor_is_named_in_the_readers_language():
+    with i18n.using("zh_CN"):
+        said = track_record_words("llm", ["Huawei", "AMD"], ["Ascend 910B", "Instinct MI325X"])
+    assert "华为" in said[0] and "Huawei 器件" not in said[0], said[0]
+    assert "AMD" in said[1], said[1]
+
+
+def test_recommender_training_is_read_from_the_recommender_runs_not_the_llm_runs():
+    from accelkit.projection.track_record import record_kind
+
+    dlrm = Scenario(workload="training", model="DLRM-v2")
+    llm = Scenario(workload="training", model="Llama-3.1 8B")
+    assert (record_kind(dlrm), record_kind(llm)) == ("recommender_training", "training")
+    said = track_record_words(record_kind(dlrm), ["NVIDIA"], ["H100 SXM"])[0]
+    assert "recommender training" in said and "LLM training" not in said, said
+    assert "LLM training" in track_record_words("training", ["NVIDIA"], ["H100 SXM"])[0]
+    table = track_record_table(_results([
+        {"category": "recommender_training", "device": "H100 SXM", "ratio": 1.1},
+        {"category": "training", "device": "H100 SXM", "ratio": 1.3}])).set_index(["kind", "vendor", "device"])
+    assert table.loc[("recommender_training", "NVIDIA", "H100 SXM"), "cases"] == 1
+    assert table.loc[("training", "NVIDIA", "H100 SXM"), "cases"] == 1, "the DLRM run must not count as LLM training"

@@ -2,8 +2,9 @@
 
 A projection's range says how far off the engine may be; it does not say whether the engine was ever
 checked on anything like the device in front of the buyer. Every figure of the validation
-(:func:`accelkit.projection.validation.validate`) is kept here per workload kind (``llm``, ``training``,
-``vision``, ``encoder``, ``recommender``, ``gnn``), vendor and device: the cases, their sources, the
+(:func:`accelkit.projection.validation.validate`) is kept here per workload kind (``llm``, ``training`` --
+LLM training --, ``recommender_training``, ``vision``, ``encoder``, ``recommender``, ``gnn``), vendor and
+device: the cases, their sources, the
 geometric-mean error (all cases and held-out sources only) and the share inside the stated range. The
 decision names it beside each projected figure ("checked on 12 published measurements of LLM serving on
 this device, 3 sources: 18 % off"), and says plainly where there is none ("never checked on an Intel
@@ -25,25 +26,27 @@ import pandas as pd
 
 from ..catalog import data_path
 from ..i18n import N_, _
+from ..names import vendor_name
 from .validation import geometric_mean_error, interval_coverage
 
-__all__ = ["CATEGORY_KIND", "KIND_WORDS", "track_record_table", "write_track_record", "load_track_record",
+__all__ = ["CATEGORY_KIND", "KIND_WORDS", "record_kind", "track_record_table", "write_track_record", "load_track_record",
            "track_record_words", "scenario_track_record", "device_track_record", "TRACK_RECORD_COLUMNS"]
 
 #: the workload kind (:func:`accelkit.projection.for_scenario.workload_kind`) each validation category checks
 CATEGORY_KIND = {
     "decode_batch1": "llm", "fixed_batch_throughput": "llm", "max_throughput": "llm", "ttft": "llm",
     "serving_load_ttft": "llm", "serving_load_tpot": "llm", "serving_expert_parallel": "llm",
-    "training": "training", "recommender_training": "training",
+    "training": "training", "recommender_training": "recommender_training",
     "vision_single_stream": "vision", "vision_offline": "vision",
     "encoder_single_stream": "encoder", "encoder_offline": "encoder",
     "recommender_offline": "recommender", "gnn_offline": "gnn",
 }
 
 #: each kind in words
-KIND_WORDS = {"llm": N_("LLM serving"), "training": N_("training"), "vision": N_("image-model inference"),
-              "encoder": N_("encoder inference"), "recommender": N_("recommender inference"),
-              "gnn": N_("graph-network inference")}
+KIND_WORDS = {"llm": N_("LLM serving"), "training": N_("LLM training"),
+              "recommender_training": N_("recommender training"), "vision_training": N_("image-model training"),
+              "vision": N_("image-model inference"), "encoder": N_("encoder inference"),
+              "recommender": N_("recommender inference"), "gnn": N_("graph-network inference")}
 
 TRACK_RECORD_COLUMNS = ["kind", "vendor", "device", "cases", "sources", "gm_error", "gm_error_holdout",
                         "holdout_cases", "coverage"]
@@ -109,7 +112,7 @@ def _record_words(row, on_device):
     text = (_("checked on {measurements} of {kind} on this device ({sources}): {error} off") if on_device else
             _("not checked on this device; on {measurements} of {kind} on {vendor} parts ({sources}): {error} off"))
     text = text.format(measurements=_measurements(int(row["cases"])), kind=_(KIND_WORDS.get(row["kind"], row["kind"])),
-                       vendor=row["vendor"], sources=_sources(int(row["sources"])), error=_pct(row["gm_error"]))
+                       vendor=vendor_name(row["vendor"]), sources=_sources(int(row["sources"])), error=_pct(row["gm_error"]))
     if row["holdout_cases"] and row["gm_error_holdout"] == row["gm_error_holdout"]:
         text += _(" ({error} on the {cases} from sources never fitted)").format(
             error=_pct(row["gm_error_holdout"]), cases=int(row["holdout_cases"]))
@@ -131,16 +134,29 @@ def track_record_words(kind, vendors, names, path=None):
             out.append(_record_words(parts, False))
         else:
             out.append(_("never checked on published measurements of {kind} on {vendor} parts: the figure rests on "
-                         "constants fitted on other parts").format(kind=_(KIND_WORDS.get(kind, kind)), vendor=vendor))
+                         "constants fitted on other parts").format(kind=_(KIND_WORDS.get(kind, kind)),
+                                                                  vendor=vendor_name(vendor)))
     return np.array(out, dtype=object)
 
 
-def scenario_track_record(scenario, vendors, names, path=None):
-    """:func:`track_record_words` for the scenario's workload kind
-    (:func:`accelkit.projection.for_scenario.workload_kind`)."""
-    from .for_scenario import workload_kind
+def record_kind(scenario):
+    """The kind of the track record that speaks for ``scenario``: its workload kind
+    (:func:`accelkit.projection.for_scenario.workload_kind`), with training split by what is trained --
+    ``recommender_training`` (DLRM: embedding traffic and all-to-all), ``vision_training`` and ``training``
+    (LLMs) are different physics, and a DLRM buyer should not read the LLM runs' record."""
+    from .for_scenario import is_recommender_model, is_vision_model, workload_kind
 
-    return track_record_words(workload_kind(scenario), vendors, names, path)
+    kind = workload_kind(scenario)
+    if kind == "training" and is_recommender_model(scenario):
+        return "recommender_training"
+    if kind == "training" and is_vision_model(scenario):
+        return "vision_training"
+    return kind
+
+
+def scenario_track_record(scenario, vendors, names, path=None):
+    """:func:`track_record_words` for the scenario's record kind (:func:`record_kind`)."""
+    return track_record_words(record_kind(scenario), vendors, names, path)
 
 
 def device_track_record(kind, name, catalog=None, path=None):
