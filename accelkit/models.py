@@ -15,7 +15,7 @@ from .catalog import CatalogError, _key, data_path
 from .tables import Column, Schema, read_table
 from ._validate import suggest
 
-__all__ = ["load_models", "find_model", "model_names", "kv_elements_per_token"]
+__all__ = ["load_models", "find_model", "model_kind", "model_names", "kv_elements_per_token"]
 
 _INT_COLUMNS = [
     "year", "n_layers", "d_model", "n_heads", "n_kv_heads", "head_dim", "d_ff", "vocab_size",
@@ -79,6 +79,13 @@ def find_model(name):
     close = suggest(name, frame["name"].tolist(), n=3)
     hint = f"; closest: {', '.join(close)}" if close else f"; presets: {', '.join(frame['name'])}"
     raise CatalogError(f"unknown model {name!r}{hint}")
+
+
+@lru_cache(maxsize=256)
+def model_kind(name):
+    """A preset's ``kind`` (``decoder``, ``moe-decoder``, ``encoder``, ``cnn``, ``vit``, ``recommender``) by
+    name or alias: :func:`find_model`'s, kept per name (a ranking asks for it a hundred times)."""
+    return str(find_model(name)["kind"])
 
 
 def kv_elements_per_token(model):

@@ -5,6 +5,7 @@ One home for both, imported by the catalogue, the CLI, the report and the app se
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 
 from .errors import CatalogError
@@ -20,9 +21,16 @@ def data_path(filename=""):
     Installed wheels carry the tables in ``accelkit/data``; a source checkout keeps
     them in the repository's ``data/`` folder.
     """
+    folder = _data_folder()
+    return folder / filename if filename else folder
+
+
+@lru_cache(maxsize=1)
+def _data_folder():
+    # looked up once: a ranking asks for a table's path some hundred times, each a file-system check
     for folder in (_HERE / "data", _HERE.parent / "data"):
         if (folder / "accelerators.csv").exists():
-            return folder / filename if filename else folder
+            return folder
     raise CatalogError(
         "the built-in catalogue (accelerators.csv) was not found next to the accelkit "
         f"package ({_HERE / 'data'}) or in the repository ({_HERE.parent / 'data'}); "

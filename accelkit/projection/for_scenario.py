@@ -51,9 +51,9 @@ def workload_kind(scenario):
         return "training"
     if scenario.model.lower() == "custom":
         return "llm"
-    from ..models import find_model
+    from ..models import model_kind
 
-    kind = find_model(scenario.model)["kind"]
+    kind = model_kind(scenario.model)
     if kind in ("cnn", "vit"):
         return "vision"
     if kind == "encoder":

@@ -85,11 +85,18 @@ def stack_row(stack, path=None, workload=None):
     stack that does not serve ``workload`` (``vision``, ``llm``, ...) names those that do."""
     from .._validate import check_choice
 
-    table = _load(data_path("stacks.csv") if path is None else path)
+    rows = _rows(str(data_path("stacks.csv") if path is None else path), workload)
+    name = check_choice("stack", stack, list(rows))
+    return dict(rows[name])  # a copy: the table read once stays as read
+
+
+@lru_cache(maxsize=16)
+def _rows(path, workload):
+    # name -> row of the stacks serving ``workload`` (all: None), built once per table (a rank asks ~5 times)
+    table = _load(path)
     if workload is not None:
         table = table[[_serves(w, workload) for w in table["workloads"]]]
-    name = check_choice("stack", stack, table["stack"].tolist())
-    return table.set_index("stack").loc[name].to_dict() | {"stack": name}
+    return {name: row for name, row in zip(table["stack"], table.to_dict("records"))}
 
 
 @lru_cache(maxsize=8)
