@@ -57,8 +57,8 @@ def test_the_decision_page_shows_the_winners_track_record_in_english_and_chinese
 def test_the_vendor_is_named_in_the_readers_language():
     with i18n.using("zh_CN"):
         said = track_record_words("llm", ["Huawei", "AMD"], ["Ascend 910B", "Instinct MI325X"])
-    assert "华为" in said[0] and "Huawei 器件" not in said[0], said[0]
-    assert "AMD" in said[1], said[1]
+    assert "华为（Huawei）器件" in said[0], "a Chinese name runs on with the text: " + said[0]
+    assert " AMD 器件" in said[1], "a Latin name is set apart by spaces: " + said[1]
 
 
 def test_recommender_training_is_read_from_the_recommender_runs_not_the_llm_runs():

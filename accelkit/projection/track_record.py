@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..catalog import data_path
-from ..i18n import N_, _
+from ..i18n import N_, _, language
 from ..names import vendor_name
 from .validation import geometric_mean_error, interval_coverage
 
@@ -96,6 +96,13 @@ def load_track_record(path=None):
     return _stored(str(data_path("validation/track_record.csv") if path is None else path))
 
 
+def _vendor_words(vendor):
+    """The vendor as the reader knows it (``names.vendor_name``); in Chinese a Latin name is set apart by
+    spaces and a Chinese one runs on with the text (在 AMD 器件上, 在华为（Huawei）器件上)."""
+    name = vendor_name(vendor)
+    return f" {name} " if language().startswith("zh") and name.isascii() else name
+
+
 def _pct(x):
     return f"{x:.0%}"
 
@@ -112,7 +119,7 @@ def _record_words(row, on_device):
     text = (_("checked on {measurements} of {kind} on this device ({sources}): {error} off") if on_device else
             _("not checked on this device; on {measurements} of {kind} on {vendor} parts ({sources}): {error} off"))
     text = text.format(measurements=_measurements(int(row["cases"])), kind=_(KIND_WORDS.get(row["kind"], row["kind"])),
-                       vendor=vendor_name(row["vendor"]), sources=_sources(int(row["sources"])), error=_pct(row["gm_error"]))
+                       vendor=_vendor_words(row["vendor"]), sources=_sources(int(row["sources"])), error=_pct(row["gm_error"]))
     if row["holdout_cases"] and row["gm_error_holdout"] == row["gm_error_holdout"]:
         text += _(" ({error} on the {cases} from sources never fitted)").format(
             error=_pct(row["gm_error_holdout"]), cases=int(row["holdout_cases"]))
@@ -135,7 +142,7 @@ def track_record_words(kind, vendors, names, path=None):
         else:
             out.append(_("never checked on published measurements of {kind} on {vendor} parts: the figure rests on "
                          "constants fitted on other parts").format(kind=_(KIND_WORDS.get(kind, kind)),
-                                                                  vendor=vendor_name(vendor)))
+                                                                  vendor=_vendor_words(vendor)))
     return np.array(out, dtype=object)
 
 
