@@ -269,3 +269,22 @@ def test_a_model_no_layout_holds_says_how_many_devices_it_needs(catalog):
     # and with that many devices it is shortlisted
     more = select.rank(s.copy().update(n_devices=16), catalog).set_index("name").loc["H100 SXM"]
     assert more["status"] == "shortlisted"
+
+
+def test_the_precision_pick_takes_each_row_from_the_better_frame_and_keeps_each_columns_type():
+    """configsearch._pick (a row-by-row choice between the figures at two precisions) assembles its frame
+    with numpy where both frames give a column one type: the rows, values and types must be what pandas'
+    own where gives, strings, objects, booleans and an int / float pair included."""
+    a = pd.DataFrame({"days_on_n": [1.0, 5.0, 3.0], "feasible": [True, True, False], "peak_flops": [1.0, 1.0, 1.0],
+                      "name": pd.array(["a0", "a1", "a2"], dtype="str"), "why": ["", {"k": 1}, None],
+                      "n": np.array([8, 8, 8], dtype="int64"), "x": np.array([1, 2, 3], dtype="int64")})
+    b = pd.DataFrame({"days_on_n": [2.0, 1.0, 1.0], "feasible": [True, True, True], "peak_flops": [1.0, 1.0, 1.0],
+                      "name": pd.array(["b0", "b1", "b2"], dtype="str"), "why": ["b", "b", "b"],
+                      "n": np.array([4.0, 4.0, 2.5]), "x": np.array([10, 20, 30], dtype="int64")})
+    out = configsearch._pick([a, b], "days_on_n", lower_is_better=True)
+    take = pd.Series([False, True, True])  # row 0: a is faster; rows 1, 2: b (a cannot run row 2)
+    for column in a.columns:
+        expected = a[column].where(~take, b[column])
+        pd.testing.assert_series_equal(out[column], expected, check_names=False,
+                                       obj=f"column {column!r} of the pick")
+    assert list(out["name"]) == ["a0", "b1", "b2"] and out["x"].dtype == np.int64
