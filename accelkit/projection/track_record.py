@@ -27,7 +27,7 @@ import pandas as pd
 from ..catalog import data_path
 from ..i18n import N_, _, language
 from ..names import vendor_name
-from .validation import geometric_mean_error, interval_coverage
+from .validation import device_vendors, geometric_mean_error, interval_coverage
 
 __all__ = ["CATEGORY_KIND", "KIND_WORDS", "record_kind", "track_record_table", "write_track_record", "load_track_record",
            "track_record_words", "scenario_track_record", "device_track_record", "TRACK_RECORD_COLUMNS"]
@@ -64,11 +64,8 @@ def track_record_table(results, catalog=None):
     ``sources``, ``gm_error`` [fraction], ``gm_error_holdout`` [fraction, NaN without held-out cases],
     ``holdout_cases`` and ``coverage`` [fraction inside the stated range], from ``results``
     (:func:`accelkit.projection.validation.validate`). Cases the engine could not project are left out."""
-    from ..catalog import load_catalog
-
-    vendor = (load_catalog() if catalog is None else catalog).set_index("name")["vendor"]
     r = results[np.isfinite(results["ratio"]) & (results["ratio"] > 0)]
-    r = r.assign(kind=r["category"].map(CATEGORY_KIND).fillna("other"), vendor=r["device"].map(vendor).fillna("?"))
+    r = r.assign(kind=r["category"].map(CATEGORY_KIND).fillna("other"), vendor=device_vendors(r, catalog))
     rows = [_row(k, v, "", g) for (k, v), g in r.groupby(["kind", "vendor"], sort=True)]
     rows += [_row(k, v, d, g) for (k, v, d), g in r.groupby(["kind", "vendor", "device"], sort=True)]
     return pd.DataFrame(rows, columns=TRACK_RECORD_COLUMNS).sort_values(["kind", "vendor", "device"],

@@ -28,10 +28,9 @@ from ..tables import Column, Schema, check_rows, problem, raise_problems, read_r
 from .constants import FITTED, constants, constants_table
 from .load_tests import first_wave_floor_s, first_wave_problems
 
-__all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "fit", "predict_case",
-           "known_gap_cases",
-           "predict_case_range", "geometric_mean_error", "interval_coverage", "first_wave_floor_s",
-           "CATEGORIES", "METRICS", "CONVENTIONS"]
+__all__ = ["load_measured", "load_validation_models", "validate", "summary", "summary_by_vendor", "device_vendors",
+           "fit", "predict_case", "known_gap_cases", "predict_case_range", "geometric_mean_error", "interval_coverage",
+           "first_wave_floor_s", "CATEGORIES", "METRICS", "CONVENTIONS"]
 
 
 CATEGORIES = ("decode_batch1", "fixed_batch_throughput", "max_throughput", "ttft", "training",
@@ -47,8 +46,7 @@ RECOMMENDER_CATEGORIES = ("recommender_offline", "recommender_training")
 LOAD_CATEGORIES = ("serving_load_ttft", "serving_load_tpot")
 #: metric -> unit it is given in
 METRICS = {
-    "tpot_s": "s", "ttft_s": "s", "request_latency_s": "s", "ttft_mean_s": "s", "ttft_p90_s": "s",
-    "tpot_p90_s": "s",
+    "tpot_s": "s", "ttft_s": "s", "request_latency_s": "s", "ttft_mean_s": "s", "ttft_p90_s": "s", "tpot_p90_s": "s",
     "output_tokens_per_s": "tokens/s", "output_tokens_per_s_per_device": "tokens/s",
     "total_tokens_per_s": "tokens/s", "total_tokens_per_s_per_device": "tokens/s",
     "tokens_per_s_per_device": "tokens/s", "tflops_per_device": "TFLOPS", "mfu": "1", "step_s": "s",
@@ -59,8 +57,7 @@ METRICS = {
 CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_recompute")
 
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
-             "output_tokens",
-             "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
+             "output_tokens", "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
              "expert_parallel", "requests_per_client", "synchronized"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes",
                "table_share_on_device"]
@@ -397,12 +394,17 @@ def summary(results):
 def summary_by_vendor(results, catalog=None):
     """:func:`summary`'s figures per device vendor (NVIDIA, AMD, Intel, Google, ...), from the
     catalogue's ``vendor`` column."""
+    v = device_vendors(results, catalog)
+    return pd.DataFrame([_summary_row(name, results[v == name]) for name in sorted(v.unique())]).rename(
+        columns={"category": "vendor"})
+
+
+def device_vendors(results, catalog=None):
+    """Each result's device vendor (the catalogue's ``vendor`` column; "?" for a device it lacks)."""
     from ..catalog import load_catalog
 
     vendor = (catalog if catalog is not None else load_catalog()).set_index("name")["vendor"]
-    v = results["device"].map(vendor).fillna("?")
-    return pd.DataFrame([_summary_row(name, results[v == name]) for name in sorted(v.unique())]).rename(
-        columns={"category": "vendor"})
+    return results["device"].map(vendor).fillna("?")
 
 
 def fit(path=None, names=FITTED, passes=3, grid=None):
