@@ -2,13 +2,12 @@
 
 A projection's range says how far off the engine may be; it does not say whether the engine was ever
 checked on anything like the device in front of the buyer. Every figure of the validation
-(:func:`accelkit.projection.validation.validate`) is kept here per workload kind (``llm``, ``training`` --
-LLM training --, ``recommender_training``, ``vision``, ``encoder``, ``recommender``, ``gnn``), vendor and
-device: the cases, their sources, the
-geometric-mean error (all cases and held-out sources only) and the share inside the stated range. The
-decision names it beside each projected figure ("checked on 12 published measurements of LLM serving on
-this device, 3 sources: 18 % off"), and says plainly where there is none ("never checked on an Intel
-part for encoders: the figure rests on constants fitted on other parts").
+(:func:`accelkit.projection.validation.validate`) is kept here per workload kind (``llm``, ``training`` for
+LLMs, ``recommender_training``, ``vision``, ``encoder``, ``recommender``, ``gnn``), vendor and device: the
+cases, their sources, the geometric-mean error (all cases and held-out sources only) and the share inside
+the stated range. The decision names it beside each projected figure ("checked on 12 published
+measurements of LLM serving on this device, 3 sources: 18 % off"), and says plainly where there is none
+("never checked on an Intel part for encoders: the figure rests on constants fitted on other parts").
 
 The table is computed from the validation and stored in ``data/validation/track_record.csv`` by
 ``python tools/record_validation.py`` (with the ratios it records); ``tests/test_validation.py``
