@@ -21,7 +21,8 @@ __all__ = ["constants", "constants_table", "FITTED"]
 #: constants that ``accelkit validate --fit`` may change
 FITTED = ("decode_step_overhead_s", "decode_layer_overhead_s", "prefill_overhead_s",
           "train_elementwise_bytes_per_token_layer", "train_step_overhead_s", "dp_overlap", "roofline_overlap",
-          "gemm_fraction", "attention_fraction", "serving_allreduce_latency_s", "vision_kernel_cycles_fused",
+          "gemm_fraction", "attention_fraction", "serving_allreduce_latency_s", "serving_allreduce_bw_fraction",
+          "vision_kernel_cycles_fused",
           "vision_kernel_s_eager", "vision_gemm_fraction_fused", "vision_gemm_fraction_eager", "gnn_rows_per_fanout_bound",
           "vision_l2_usable_fraction")
 

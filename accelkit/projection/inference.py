@@ -80,9 +80,9 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     ----------
     shape : ModelShape
     rates : dict of arrays
-        ``mm`` (matmul FLOP/s at the compute precision), ``mm_attn`` (bf16 FLOP/s for
-        attention), ``bw`` (bytes/s), ``ar_bw`` (all-reduce bus bytes/s),
-        ``ar_lat`` (s) -- achievable, per device; optionally ``net_bw`` (bytes/s) and
+        ``mm`` (matmul FLOP/s at the compute precision), ``mm_attn`` (bf16 FLOP/s for attention), ``bw``
+        (bytes/s), ``ar_bw`` (all-reduce bus bytes/s, nccl-tests' large-message figure: a serving collective
+        reaches ``serving_allreduce_bw_fraction`` of it), ``ar_lat`` (s) -- per device; optionally ``net_bw`` and
         ``net_lat`` (s) of the device's network port (expert parallel across nodes), ``car_max``
         (bytes, the stack's custom all-reduce limit, :mod:`~accelkit.projection.serving_rates`).
     tp, batch, input_tokens, output_tokens : arrays
@@ -114,10 +114,10 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
     (all-reduce time per decode step).
     """
     mm, mm_attn, bw = rates["mm"], rates["mm_attn"], rates["bw"]
-    ar_bw = np.where(tp <= rates["link_max"], rates["ar_bw"], rates["ar_bw_pcie"])
-    n_l = _n(shape.n_layers)
-    d = _n(shape.d_model)
-    d_attn = _n(shape.attention_dim)
+    share = k["serving_allreduce_bw_fraction"]  # of the bus bandwidth: all-reduces and experts' all-to-alls alike
+    coll = dict(rates, ar_bw=rates["ar_bw"] * share, ar_bw_pcie=rates["ar_bw_pcie"] * share)
+    ar_bw = np.where(tp <= coll["link_max"], coll["ar_bw"], coll["ar_bw_pcie"])
+    n_l, d, d_attn = _n(shape.n_layers), _n(shape.d_model), _n(shape.attention_dim)
     body = shape.active_body_params
     head = shape.head_flops_per_token
     kv_tok = shape.kv_elements_per_token * kv_bytes
@@ -146,7 +146,7 @@ def serve_core(shape, rates, tp, batch, input_tokens, output_tokens, weight_byte
         msg = tokens * d * _ACT_BYTES
         lat = np.where(np.isfinite(car_max), np.where(custom_ok & (msg < car_max), ar_lat, prompt_lat), lat)
         return (2.0 * n_l * allreduce_seconds(msg, tp, ar_bw, lat)
-                + expert_alltoall_seconds(tokens, shape, ep, rates, devices_per_node, ar_lat,
+                + expert_alltoall_seconds(tokens, shape, ep, coll, devices_per_node, ar_lat,
                                           rates.get("net_bw", np.inf), rates.get("net_lat", 0.0)))
 
     # causal attention computes half the score matrix (an encoder is vision()'s: one model per kind)
