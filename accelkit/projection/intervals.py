@@ -8,7 +8,6 @@ per module); it imports that module, which projects the cases, never the reverse
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 
@@ -51,35 +50,6 @@ def _needed_shift(raw):
     and multiplies a measured time."""
     offset = np.log(raw["ratio"]).groupby([raw["source"], raw["category"]]).transform("median")
     return np.where(raw["unit"].isin(["s", "h"]), offset, -offset)
-
-
-def leave_one_source_out(path=None, level=INTERVAL_LEVEL):
-    """Whether each fit case lies inside a range calibrated **without its own source**: the model
-    terms refitted (:func:`calibrate_errors`) on the other fit sources, then the case's range
-    (model term 0) widened by its kind's term. A DataFrame of the fit cases with ``inside``.
-
-    Leave-one-out cross-validation by source (Stone, *J. R. Stat. Soc. B* 36 (1974) 111, taken
-    over whole sources as the held-out split is): every fit source plays a source the intervals
-    never saw, so the coverage is measured over all of them, not only over the held-out few.
-    """
-    raw = _fit_cases_without_terms(path)
-    category_term = {c: name for name, cats in ERROR_CONSTANTS.items() for c in cats}
-    parts = []
-    for source, own in raw.groupby("source", sort=False):
-        terms = _terms(raw[raw["source"] != source], level)
-        e = own["category"].map(category_term).map(terms).astype(float)
-        parts.append((own["value"] >= own["predicted_low"] / (1.0 + e)) & (own["value"] <= own["predicted_high"] * (1.0 + e)))
-    out = raw[["case_id", "source", "category"]].copy()
-    out["inside"] = pd.concat(parts).reindex(out.index) if parts else pd.Series(dtype=bool)
-    return out
-
-
-def write_errors(results, date, path=None, measured=None):
-    """Store the calibrated model terms (:func:`calibrate_errors`) in ``data/projection_constants.csv``.
-    ``results`` is unused (kept for the command's call); the calibration reruns the fit cases."""
-    return _write_values(calibrate_errors(measured), "{:.4g}",
-                         f"accelkit validate --write-errors: the model term that makes this kind's range hold "
-                         f"{INTERVAL_LEVEL:.0%} of a new source's measurements (fit sources' spread and their offsets, {date})", path)
 
 
 def _needed_widening(results, centre=False):
@@ -176,7 +146,8 @@ def _terms(raw, level):
             continue
         d, w = _offset_mixture(offsets, cats)
         a, b = lower[sel], upper[sel]
-        low, high = 0.0, 10.0  # ln(1 + e): the coverage rises with it, so bisect
+        # ln(1 + e): the coverage rises with it, so bisect; at ``high`` every offset is inside every range
+        low, high = 0.0, float(np.abs(np.r_[a, b]).max() + np.abs(d).max())
         if _mean_coverage(a, b, d, w, low) >= level:
             out[name] = 0.0
             continue
@@ -186,3 +157,32 @@ def _terms(raw, level):
         out[name] = float(np.expm1(high))
     known = [v for v in out.values() if np.isfinite(v)]
     return {name: (v if np.isfinite(v) else max(known)) for name, v in out.items()}
+
+
+def leave_one_source_out(path=None, level=INTERVAL_LEVEL):
+    """Whether each fit case lies inside a range calibrated **without its own source**: the model
+    terms refitted (:func:`calibrate_errors`) on the other fit sources, then the case's range
+    (model term 0) widened by its kind's term. A DataFrame of the fit cases with ``inside``.
+
+    Leave-one-out cross-validation by source (Stone, *J. R. Stat. Soc. B* 36 (1974) 111, taken
+    over whole sources as the held-out split is): every fit source plays a source the intervals
+    never saw, so the coverage is measured over all of them, not only over the held-out few.
+    """
+    raw = _fit_cases_without_terms(path)
+    category_term = {c: name for name, cats in ERROR_CONSTANTS.items() for c in cats}
+    parts = []
+    for source, own in raw.groupby("source", sort=False):
+        terms = _terms(raw[raw["source"] != source], level)
+        e = own["category"].map(category_term).map(terms).astype(float)
+        parts.append((own["value"] >= own["predicted_low"] / (1.0 + e)) & (own["value"] <= own["predicted_high"] * (1.0 + e)))
+    out = raw[["case_id", "source", "category"]].copy()
+    out["inside"] = pd.concat(parts).reindex(out.index) if parts else pd.Series(dtype=bool)
+    return out
+
+
+def write_errors(results, date, path=None, measured=None):
+    """Store the calibrated model terms (:func:`calibrate_errors`) in ``data/projection_constants.csv``.
+    ``results`` is unused (kept for the command's call); the calibration reruns the fit cases."""
+    return _write_values(calibrate_errors(measured), "{:.4g}",
+                         f"accelkit validate --write-errors: the model term that makes this kind's range hold "
+                         f"{INTERVAL_LEVEL:.0%} of a new source's measurements (fit sources' spread and their offsets, {date})", path)
