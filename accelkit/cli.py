@@ -283,6 +283,10 @@ def cmd_validate(args):
         print(_("leave one source out: a {level:.0%} range calibrated without a fit source holds {share:.1%} of its "
                 "measurements ({cases} cases, {sources} fit sources)").format(
             level=INTERVAL_LEVEL, share=loso["inside"].mean(), cases=len(loso), sources=loso["source"].nunique()))
+        # per kind too: the overall share can sit at the level while a kind's ranges are too narrow or too wide
+        by_kind = loso.groupby("category")["inside"].agg(["mean", "size"])
+        print(_("  by kind (fit cases): {kinds}").format(
+            kinds=", ".join(f"{kind} {row['mean']:.0%} ({int(row['size'])})" for kind, row in by_kind.iterrows())))
     try:
         if args.csv:
             target = args.csv

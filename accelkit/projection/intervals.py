@@ -52,20 +52,6 @@ def _needed_shift(raw):
     return np.where(raw["unit"].isin(["s", "h"]), offset, -offset)
 
 
-def _needed_widening(results, centre=False):
-    """Per case, the model term ``e`` its range needs to hold the measurement: the range without
-    a model term, ``low0 .. high0``, widened to ``low0/(1+e) .. high0·(1+e)``, holds it from
-    ``e = max(low0/value, value/high0) − 1`` (0 when already inside).
-
-    ``centre=True`` first takes out the offset of the case's own source (:func:`source_offsets`):
-    what is left is the spread *within* a source, which a random-effects interval combines with
-    the offsets *between* sources (:func:`calibrate_errors`)."""
-    lo, hi, v = results["predicted_low"], results["predicted_high"], results["value"]
-    if centre:
-        v = v * np.exp(-_needed_shift(results))
-    return np.maximum(np.maximum(lo / v, v / hi) - 1.0, 0.0)
-
-
 def source_offsets(results):
     """How far each fit source's own level sits from the engine's: the median
     ``ln(projected / measured speed)`` of each (source, kind) pair of the fit sources, a Series
@@ -82,8 +68,8 @@ def calibrate_errors(path=None, level=INTERVAL_LEVEL):
     the spread within a source plus the offset a new source brings.
 
     * **Within a source**: each fit case with its own source's offset taken out
-      (:func:`_needed_widening` with ``centre=True``; left in, the offsets were counted twice) and
-      the range it had with every model term at 0, ``low0 .. high0``.
+      (:func:`_needed_shift`; left in, the offsets were counted twice) and the range it had with
+      every model term at 0, ``low0 .. high0``.
     * **Between sources**: a new source's offset ``d`` (``ln(projected / measured speed)``) is
       drawn from the kind's fit sources' offsets (:func:`source_offsets`), each source once,
       mixed with the offsets of every kind (each kind weighted once) as if the pool were
@@ -174,7 +160,8 @@ def leave_one_source_out(path=None, level=INTERVAL_LEVEL):
     for source, own in raw.groupby("source", sort=False):
         terms = _terms(raw[raw["source"] != source], level)
         e = own["category"].map(category_term).map(terms).astype(float)
-        parts.append((own["value"] >= own["predicted_low"] / (1.0 + e)) & (own["value"] <= own["predicted_high"] * (1.0 + e)))
+        low, high = own["predicted_low"] / (1.0 + e), own["predicted_high"] * (1.0 + e)
+        parts.append((own["value"] >= low) & (own["value"] <= high))
     out = raw[["case_id", "source", "category"]].copy()
     out["inside"] = pd.concat(parts).reindex(out.index) if parts else pd.Series(dtype=bool)
     return out
@@ -183,6 +170,6 @@ def leave_one_source_out(path=None, level=INTERVAL_LEVEL):
 def write_errors(results, date, path=None, measured=None):
     """Store the calibrated model terms (:func:`calibrate_errors`) in ``data/projection_constants.csv``.
     ``results`` is unused (kept for the command's call); the calibration reruns the fit cases."""
-    return _write_values(calibrate_errors(measured), "{:.4g}",
-                         f"accelkit validate --write-errors: the model term that makes this kind's range hold "
-                         f"{INTERVAL_LEVEL:.0%} of a new source's measurements (fit sources' spread and their offsets, {date})", path)
+    note = (f"accelkit validate --write-errors: the model term that makes this kind's range hold "
+            f"{INTERVAL_LEVEL:.0%} of a new source's measurements (fit sources' spread and their offsets, {date})")
+    return _write_values(calibrate_errors(measured), "{:.4g}", note, path)
