@@ -265,7 +265,7 @@ def cmd_validate(args):
     print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
         level=INTERVAL_LEVEL))
     print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    from .projection.source_errors import error_by_source, source_weighted_error
+    from .projection.source_errors import error_by_source, error_within_sources, source_weighted_error
 
     held = error_by_source(results, "holdout")
     if len(held):
@@ -275,6 +275,9 @@ def cmd_validate(args):
             error=source_weighted_error(results, "holdout"), sources=len(held), largest=int(held["cases"].iloc[0]),
             per_case=float(summary.loc[summary["category"] == "all", "gm_error_holdout"].iloc[0]),
             cases=int(held["cases"].sum())))
+        within, between = error_within_sources(results, "holdout")
+        print(_("held out, each source's own level per kind taken out: {within:.1%} (the spread within sources); "
+                "the levels alone: {between:.1%}").format(within=within, between=between))
     if not args.fit:  # the stored constants: a refit's would calibrate other ranges than these
         from .projection.intervals import leave_one_source_out
 

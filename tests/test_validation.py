@@ -420,6 +420,10 @@ def test_validate_command_prints_the_summary_and_writes_a_chart(tmp_path):
 
     line = next(x for x in out.stdout.splitlines() if x.startswith("held out, each source weighted once"))
     assert line.split(": ", 1)[1].startswith(f"{source_weighted_error(V.validate(), 'holdout'):.1%}"), line
+    from accelkit.projection.source_errors import error_within_sources
+
+    within = next(x for x in out.stdout.splitlines() if x.startswith("held out, each source's own level"))
+    assert f": {error_within_sources(V.validate(), 'holdout')[0]:.1%} " in within, within
     # the per-kind leave-one-source-out shares are the function's, kind by kind
     kinds = next(x for x in out.stdout.splitlines() if x.startswith("  by kind (fit cases): ")).split(": ", 1)[1]
     loso = I.leave_one_source_out().groupby("category")["inside"]
@@ -429,6 +433,23 @@ def test_validate_command_prints_the_summary_and_writes_a_chart(tmp_path):
     again = subprocess.run([sys.executable, "-m", "accelkit.cli", "validate", "--chart", str(chart)],
                            capture_output=True, text=True, timeout=300)
     assert again.returncode == 2 and "--force" in again.stderr
+
+
+def test_a_sources_own_level_is_split_from_the_spread_within_it():
+    """Worked by hand: source "a" measures 2x, 2x, 4x of the engine (its level: the median, 2x), source
+    "b" 0.5x on its one case. Within sources the cases are 1, 1, 2, 1 of their level: exp(ln 2 / 4) - 1
+    = 18.9 %; the levels alone, one per case, 2, 2, 2, 0.5: exp(ln 2) - 1 = 100 %."""
+    from accelkit.projection.source_errors import error_within_sources
+
+    frame = pd.DataFrame({"source": ["a", "a", "a", "b"], "category": "ttft", "split": "holdout",
+                          "ratio": [2.0, 2.0, 4.0, 0.5]})
+    within, between = error_within_sources(frame)
+    assert within == pytest.approx(2 ** 0.25 - 1, rel=1e-12)
+    assert between == pytest.approx(1.0, rel=1e-12)
+    # a source's level is per kind: the same source at 2x on one kind and 0.5x on another has no spread
+    two_kinds = pd.DataFrame({"source": "a", "category": ["ttft", "ttft", "training"], "ratio": [2.0, 2.0, 0.5]})
+    assert error_within_sources(two_kinds)[0] == pytest.approx(0.0, abs=1e-12)
+    assert all(np.isnan(x) for x in error_within_sources(frame, split="fit")), "no fit cases: no figure"
 
 
 def test_each_source_weighs_once_in_the_source_weighted_error():
