@@ -265,31 +265,11 @@ def cmd_validate(args):
     print(_("per vendor (coverage: share of measurements inside the stated {level:.0%} range):").format(
         level=INTERVAL_LEVEL))
     print(V.summary_by_vendor(results).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    from .projection.source_errors import error_by_source, error_within_sources, source_weighted_error
+    from .projection.validation_lines import source_lines
 
-    held = error_by_source(results, "holdout")
-    if len(held):
-        print()
-        print(_("held out, each source weighted once: {error:.1%} over {sources} sources (each case weighted once: "
-                "{per_case:.1%}; the largest source holds {largest} of {cases} cases)").format(
-            error=source_weighted_error(results, "holdout"), sources=len(held), largest=int(held["cases"].iloc[0]),
-            per_case=float(summary.loc[summary["category"] == "all", "gm_error_holdout"].iloc[0]),
-            cases=int(held["cases"].sum())))
-        within, between = error_within_sources(results, "holdout")
-        print(_("held out, each source's own level per kind taken out: {within:.1%} (the spread within sources); "
-                "the levels alone: {between:.1%}").format(within=within, between=between))
-    if not args.fit:  # the stored constants: a refit's would calibrate other ranges than these
-        from .projection.intervals import leave_one_source_out
-
-        loso = leave_one_source_out()
-        print()
-        print(_("leave one source out: a {level:.0%} range calibrated without a fit source holds {share:.1%} of its "
-                "measurements ({cases} cases, {sources} fit sources)").format(
-            level=INTERVAL_LEVEL, share=loso["inside"].mean(), cases=len(loso), sources=loso["source"].nunique()))
-        # per kind too: the overall share can sit at the level while a kind's ranges are too narrow or too wide
-        by_kind = loso.groupby("category")["inside"].agg(["mean", "size"])
-        print(_("  by kind (fit cases): {kinds}").format(
-            kinds=", ".join(f"{kind} {row['mean']:.0%} ({int(row['size'])})" for kind, row in by_kind.iterrows())))
+    # the stored constants only: a refit's would calibrate other ranges than these
+    for line in source_lines(results, summary, left_out=not args.fit):
+        print(line)
     try:
         if args.csv:
             target = args.csv

@@ -165,12 +165,9 @@ def predict_case(case, extra_models=None, **constant_overrides):
     return predict_case_range(case, extra_models, **constant_overrides)[0]
 
 
-#: images per pass an offline (throughput) case may run when it states none: an MLPerf Offline
-#: submitter tunes the batch for throughput (NVIDIA's v3.0 ResNet-50 Offline configurations,
-#: ``closed/NVIDIA/configs/resnet50/Offline``, give ``gpu_batch_size`` 32 for an L4 and 2048 for
-#: an H100 SXM; ``data/validation/measured.csv`` cites them), so such a case is read at the batch
-#: of these that the engine projects fastest for its device. A fixed 256 put parts with 48-96 MB
-#: of L2 (L4, L40S) past the batch whose feature maps stay in their L2.
+#: batches an offline case that states none may run: MLPerf Offline submitters tune it (NVIDIA's v3.0
+#: ResNet-50 Offline configs give 32 for an L4, 2048 for an H100 SXM; measured.csv cites them), so the
+#: case is read at the one the engine projects fastest (a fixed 256 put the L4 and L40S past their L2)
 OFFLINE_BATCHES = tuple(2 ** k for k in range(12))
 
 
@@ -181,10 +178,9 @@ def _predict_vision(case, **constant_overrides):
     seq = _opt(case["seq_len"])
     if cat.startswith("encoder") and seq is None:
         raise ValueError("an encoder case needs seq_len")
-    model = case["model"]
     stated = _opt(case["batch_size"])
     batches = [stated] if stated else ([1] if cat.endswith("single_stream") else OFFLINE_BATCHES)
-    runs = [vision(case["device"], model, precision=case["precision"] or "int8", batch_size=int(b), seq_len=seq,
+    runs = [vision(case["device"], case["model"], precision=case["precision"] or "int8", batch_size=int(b), seq_len=seq,
                    stack=case.get("stack") or None, **constant_overrides) for b in batches]
     r = max(runs, key=lambda run: float(np.nan_to_num(run["frames_per_s"], nan=-1.0)))
     if metric == "latency_s":
