@@ -118,3 +118,27 @@ def test_the_eager_no_table_reason_reads_in_chinese():
     finally:
         set_language("en")
     assert "逐层表" in words and "pytorch-eager" in words, words
+
+
+def test_an_fp32_layer_on_an_eager_stack_runs_at_its_sgemm_ceiling_not_the_tensor_core_share():
+    # the eager share is what tensor-core kernels reach; fp32 runs CUDA-core SGEMM, which its ceiling measures
+    def bert(precision, share):
+        return vision("T4", "BERT-large", precision=precision, batch_size=8, seq_len=384, stack="tensorflow-xla",
+                      vision_gemm_fraction_eager=share)["latency_s"]
+
+    assert bert("fp32", 0.2) == pytest.approx(bert("fp32", 0.9), rel=1e-12), (
+        "an fp32 projection on an eager stack moved with the tensor-core eager share")
+    assert bert("fp16", 0.2) > 2.0 * bert("fp16", 0.9), "an fp16 projection no longer follows the eager share"
+
+
+def test_a_devices_fp32_matmul_efficiency_is_its_own_sgemm_measurement_not_its_bf16_figure():
+    from accelkit.catalog import load_catalog
+    from accelkit.projection.efficiency import efficiency_table
+
+    catalog = load_catalog()
+    table = efficiency_table(catalog).set_axis(catalog["name"])
+    t4 = table.loc["T4"]
+    # T4: 4.43 TFLOPS of float32 torch.mm (zzc0721/torch-performance-test-data) of the 8.1 TFLOPS datasheet peak
+    assert t4["matmul_fp32"] == pytest.approx(4.43 / 8.1, rel=1e-6)
+    assert "bf16" not in t4["matmul_fp32_source"], t4["matmul_fp32_source"]
+    assert table.loc["T4", "matmul_fp16"] == pytest.approx(42.71 / 65.0, rel=1e-6), "the fp16 figure moved too"

@@ -14,7 +14,14 @@ paper's table, BERT and ViT from their transformer shapes)::
 * rate: the achievable matmul rate × the share of it the stack's convolutions and
   GEMMs reach (``vision_gemm_fraction_fused`` / ``_eager``; convolutions run as implicit
   GEMMs on the tensor units, NVIDIA, *Convolutional Layers User's Guide*), or the
-  dense peak × the person's ``utilization``; bandwidth: the achievable one;
+  dense peak × the person's ``utilization``; bandwidth: the achievable one. The eager share is the
+  tensor cores': the heuristically chosen tensor-core kernels of cuDNN and cuBLAS, called one by one at a
+  layer's shape, reach about half of what the large square products of the ceiling do (tile and wave
+  quantization, NVIDIA, *Matrix Multiplication Background User's Guide*). An ``fp32`` layer runs on the
+  CUDA cores, and its ceiling is already the float32 ``torch.mm`` of that device (``data/efficiency.csv``),
+  so it takes the fused share. In the fit split, the eager share projected DeepLearningExamples' TensorFlow
+  ResNet-50 in fp32 on a T4 at 0.65× its measured throughput (batch 128), the 18 eager cases in fp16 and
+  TF32 at 0.75-1.44× (median 1.02);
 * ``maps_l``: the layer's input and output feature maps, in the precision's bytes;
   on an **eager** stack (PyTorch eager, TensorFlow with or without XLA: XLA fuses element-wise
   chains into its own kernels but calls cuBLAS and cuDNN for the GEMMs and convolutions) each batch norm,
@@ -293,8 +300,10 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     out = {"name": ceil["name"].to_numpy()}
     for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
         if utilization is None:
-            # the share of the matmul ceiling a stack's convolutions and GEMMs reach (fitted per class)
-            share = np.where(eager, k["vision_gemm_fraction_eager"], k["vision_gemm_fraction_fused"])
+            # the share of the matmul ceiling a stack's convolutions and GEMMs reach (fitted per class); the eager
+            # share is a tensor-core one: an fp32 layer runs the SGEMM its own ceiling measures (module docstring)
+            share = np.where(eager & (mm_precision != "fp32"), k["vision_gemm_fraction_eager"],
+                             k["vision_gemm_fraction_fused"])
             rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float) * scale * share * gpu_share
         else:
             rate = peak_ops * utilization * gpu_share
