@@ -129,6 +129,10 @@ def test_an_fp32_layer_on_an_eager_stack_runs_at_its_sgemm_ceiling_not_the_tenso
     assert bert("fp32", 0.2) == pytest.approx(bert("fp32", 0.9), rel=1e-12), (
         "an fp32 projection on an eager stack moved with the tensor-core eager share")
     assert bert("fp16", 0.2) > 2.0 * bert("fp16", 0.9), "an fp16 projection no longer follows the eager share"
+    # AMD's Instinct parts run FP32 on their matrix cores: the eager share still applies there
+    mi300x = [vision("Instinct MI300X", "ResNet-50", precision="fp32", batch_size=64, stack="pytorch-eager",
+                     vision_gemm_fraction_eager=share)["latency_s"] for share in (0.2, 0.9)]
+    assert mi300x[0] > 2.0 * mi300x[1], "an MI300X fp32 projection stopped following the eager share"
 
 
 def test_a_devices_fp32_matmul_efficiency_is_its_own_sgemm_measurement_not_its_bf16_figure():

@@ -17,9 +17,10 @@ paper's table, BERT and ViT from their transformer shapes)::
   dense peak × the person's ``utilization``; bandwidth: the achievable one. The eager share is the
   tensor cores': the heuristically chosen tensor-core kernels of cuDNN and cuBLAS, called one by one at a
   layer's shape, reach about half of what the large square products of the ceiling do (tile and wave
-  quantization, NVIDIA, *Matrix Multiplication Background User's Guide*). An ``fp32`` layer runs on the
-  CUDA cores, and its ceiling is already the float32 ``torch.mm`` of that device (``data/efficiency.csv``),
-  so it takes the fused share. In the fit split, the eager share projected DeepLearningExamples' TensorFlow
+  quantization, NVIDIA, *Matrix Multiplication Background User's Guide*; the fitted 0.55). An ``fp32`` layer
+  on an NVIDIA GPU runs on the CUDA cores (its tensor cores take TF32, not FP32), and its ceiling is already
+  the float32 ``torch.mm`` of that device (``data/efficiency.csv``), so it takes the fused share; AMD's
+  Instinct parts run FP32 on their matrix cores and keep the eager share. In the fit split, the eager share projected DeepLearningExamples' TensorFlow
   ResNet-50 in fp32 on a T4 at 0.65× its measured throughput (batch 128), the 18 eager cases in fp16 and
   TF32 at 0.75-1.44× (median 1.02);
 * ``maps_l``: the layer's input and output feature maps, in the precision's bytes;
@@ -297,13 +298,17 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     l2 = l2_cache_bytes(ceil["name"])
     # a compiled kernel's fixed cost is GPU cycles; an eager framework's is the host's dispatch, in seconds
     floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_cycles_fused"] / clock_hz)
+    from ..catalog import load_catalog
+
+    vendors = (load_catalog() if catalog is None else catalog).set_index("name")["vendor"]
+    cuda_core_fp32 = (mm_precision == "fp32") & (vendors.reindex(ceil["name"]).to_numpy() == "NVIDIA")
     out = {"name": ceil["name"].to_numpy()}
     for level, rate_level in (("", ""), ("_low", "_high"), ("_high", "_low")):
         if utilization is None:
             # the share of the matmul ceiling a stack's convolutions and GEMMs reach (fitted per class); the eager
-            # share is a tensor-core one: an fp32 layer runs the SGEMM its own ceiling measures (module docstring)
-            share = np.where(eager & (mm_precision != "fp32"), k["vision_gemm_fraction_eager"],
-                             k["vision_gemm_fraction_fused"])
+            # share is a tensor-core one: an fp32 layer on an NVIDIA GPU runs the CUDA-core SGEMM its own ceiling
+            # measures (module docstring)
+            share = np.where(eager & ~cuda_core_fp32, k["vision_gemm_fraction_eager"], k["vision_gemm_fraction_fused"])
             rate = ceil[f"matmul_{mm_precision}{rate_level}"].to_numpy(dtype=float) * scale * share * gpu_share
         else:
             rate = peak_ops * utilization * gpu_share
