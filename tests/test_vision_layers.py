@@ -146,3 +146,15 @@ def test_a_devices_fp32_matmul_efficiency_is_its_own_sgemm_measurement_not_its_b
     assert t4["matmul_fp32"] == pytest.approx(4.43 / 8.1, rel=1e-6)
     assert "bf16" not in t4["matmul_fp32_source"], t4["matmul_fp32_source"]
     assert table.loc["T4", "matmul_fp16"] == pytest.approx(42.71 / 65.0, rel=1e-6), "the fp16 figure moved too"
+
+
+def test_an_efficiency_standing_in_from_bf16_names_the_bf16_figure_it_measured():
+    from accelkit.catalog import load_catalog
+    from accelkit.projection.efficiency import efficiency_table
+
+    catalog = load_catalog()
+    a10 = efficiency_table(catalog).set_axis(catalog["name"]).loc["A10"]
+    # the A10 has one published bf16 matmul figure and no fp32 one: its fp32 row stands in from bf16, and says so
+    assert a10["matmul_fp32"] == pytest.approx(a10["matmul_bf16"])
+    assert a10["matmul_fp32_source"].startswith("measured bf16 matmul of this device"), a10["matmul_fp32_source"]
+    assert a10["matmul_fp32_source"].endswith("(its bf16 figure: no fp32 measurement)"), a10["matmul_fp32_source"]

@@ -218,7 +218,9 @@ def _resolve(catalog, measurements, ceiling, precision=None):
         what = {"matmul": f"{precision} matmul", "memory": "memory bandwidth", "allreduce": "all-reduce bus bandwidth",
                 "allreduce_latency": "all-reduce latency"}[ceiling]
         if kind == "device":
-            texts = [f"measured {what} of this device ({int(k)} published figure{'s' if k > 1 else ''}: {s}){tag}"
+            # the figure measured is the level's own precision (bf16 where the tag says it stands in)
+            measured = f"{p} matmul" if ceiling == "matmul" and p else what
+            texts = [f"measured {measured} of this device ({int(k)} published figure{'s' if k > 1 else ''}: {s}){tag}"
                      for k, s in zip(picked["n"], picked["sources"])]
         elif kind == "arch":
             texts = [f"no published {what} for this device: median of {int(k)} measured {a} device"
