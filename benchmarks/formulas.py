@@ -37,7 +37,7 @@ def bench_catalogue_x_workloads(n_workloads=10_000):
 
     def run():
         peak = cat.peak_flops(catalog, "bf16").to_numpy()
-        bw = cat.memory_bandwidth(catalog).to_numpy()
+        bw = cat.datasheet_memory_bandwidth(catalog).to_numpy()
         table = roofline.catalog_roofline(peak, bw, intensity, catalog["name"].to_numpy())
         ok = ~np.isnan(bw)
         decode = llm.decode_seconds_per_token(weights[None, :], kv[None, :], bw[ok][:, None])
@@ -59,7 +59,7 @@ def bench_widget_step():
 
     def run():
         peak = cat.peak_flops(catalog, "bf16")
-        bw = cat.memory_bandwidth(catalog)
+        bw = cat.datasheet_memory_bandwidth(catalog)
         known = peak.notna() & bw.notna()
         p, b = peak[known], bw[known]
         w = memory.weight_bytes(7e9, "bf16")
