@@ -287,6 +287,11 @@ def test_thirty_percent_changes_to_fitted_constants_fail_a_check():
     table = mutations()
     caught = table["caught"].mean()
     assert caught >= 0.80, f"only {caught:.0%} of the changes are caught:\n{table.to_string(index=False)}"
+    # only a share (a dimensionless constant in [0, 1]) is capped at 1: a count such as gnn_rows_per_fanout_bound
+    # (10.2) must move by the whole +-30 %, not be cut to 1 both ways
+    above_one = table[table["base"] > 1.0]
+    assert not above_one.empty and (above_one["value"] == above_one["base"] * above_one["factor"]).all(), (
+        f"a constant above 1 was capped instead of changed by +-30 %:\n{above_one.to_string(index=False)}")
 
 
 #: the LLM kinds measured one request or one fixed batch at a time (the engine's first scope)
