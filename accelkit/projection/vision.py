@@ -20,9 +20,9 @@ paper's table, BERT and ViT from their transformer shapes)::
   quantization, NVIDIA, *Matrix Multiplication Background User's Guide*; the fitted 0.55). An ``fp32`` layer
   on an NVIDIA GPU runs on the CUDA cores (its tensor cores take TF32, not FP32), and its ceiling is already
   the float32 ``torch.mm`` of that device (``data/efficiency.csv``), so it takes the fused share; AMD's
-  Instinct parts run FP32 on their matrix cores and keep the eager share. In the fit split, the eager share projected DeepLearningExamples' TensorFlow
-  ResNet-50 in fp32 on a T4 at 0.65× its measured throughput (batch 128), the 18 eager cases in fp16 and
-  TF32 at 0.75-1.44× (median 1.02);
+  Instinct parts run FP32 on their matrix cores and keep the eager share. In the fit split, the eager share
+  projected DeepLearningExamples' TensorFlow ResNet-50 in fp32 on a T4 at 0.65× its measured throughput
+  (batch 128), the 18 eager cases in fp16 and TF32 at 0.75-1.44× (median 1.02);
 * ``maps_l``: the layer's input and output feature maps, in the precision's bytes;
   on an **eager** stack (PyTorch eager, TensorFlow with or without XLA: XLA fuses element-wise
   chains into its own kernels but calls cuBLAS and cuDNN for the GEMMs and convolutions) each batch norm,
@@ -269,6 +269,7 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
         mode at the TDP), ``feasible``/``why``.
     """
     from .._validate import check_fraction
+    from ..catalog import load_catalog
 
     check_integer("batch_size", batch_size, low=1, what="a batch size")
     if seq_len is not None:
@@ -298,8 +299,6 @@ def vision(device=None, model="ResNet-50", precision="int8", batch_size=1, catal
     l2 = l2_cache_bytes(ceil["name"])
     # a compiled kernel's fixed cost is GPU cycles; an eager framework's is the host's dispatch, in seconds
     floor = kernels * np.where(eager, k["vision_kernel_s_eager"], k["vision_kernel_cycles_fused"] / clock_hz)
-    from ..catalog import load_catalog
-
     vendors = (load_catalog() if catalog is None else catalog).set_index("name")["vendor"]
     cuda_core_fp32 = (mm_precision == "fp32") & (vendors.reindex(ceil["name"]).to_numpy() == "NVIDIA")
     out = {"name": ceil["name"].to_numpy()}
