@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import sys
+import threading
 from pathlib import Path
 
 from . import i18n
@@ -43,6 +44,15 @@ CHAPTERS = [
     ("11", "11_monitor", N_("What your hardware really does")),
 ]
 _MARKER = ".accelkit-report"
+#: a chapter whose kernel dies before its first reply is started again, this many tries in all
+_KERNEL_START_TRIES = 3
+#: what jupyter_client raises when the kernel process is gone before it answered kernel_info (or its heartbeat)
+_NOT_STARTED = ("Kernel died before replying to kernel_info", "Kernel didn't respond to heartbeats")
+
+
+def _kernel_did_not_start(exc):
+    """Whether ``exc`` says a chapter's kernel died before it ran anything (then a new kernel may run it)."""
+    return isinstance(exc, RuntimeError) and str(exc).startswith(_NOT_STARTED)
 
 
 def chapter_ids():
@@ -326,6 +336,7 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         if lang != i18n.DEFAULT_LANGUAGE:
             (work / "translated").mkdir()
         done = []
+        stopping = threading.Event()
 
         def run_one(chapter):
             cid, stem, title = chapter
@@ -338,12 +349,26 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
                      **(monitor_parameters if cid == "11" else {})}
             parameters = {k: v for k, v in given.items() if k in accepted}
             try:
-                pm.execute_notebook(
-                    str(notebook), str(executed),
-                    parameters=parameters,
-                    kernel_name="python3", progress_bar=False, execution_timeout=timeout,
-                    report_mode=True,
-                )
+                for attempt in range(1, _KERNEL_START_TRIES + 1):
+                    try:
+                        pm.execute_notebook(
+                            str(notebook), str(executed),
+                            parameters=parameters,
+                            kernel_name="python3", progress_bar=False, execution_timeout=timeout,
+                            report_mode=True,
+                        )
+                        break
+                    except RuntimeError as exc:
+                        # a kernel that died before its first reply ran nothing of the chapter: start another
+                        # (jupyter_client picks free ports, closes them and hands them to the kernel; any
+                        # process may take one in between -- jupyter_client issue 487), unless the build
+                        # is being stopped or this was the last try
+                        if not _kernel_did_not_start(exc) or stopping.is_set():
+                            raise
+                        if attempt == _KERNEL_START_TRIES:
+                            raise ReportError(_(
+                                "chapter {id} ({name}): its kernel did not start in {tries} tries: {error}").format(
+                                id=cid, name=stem, tries=_KERNEL_START_TRIES, error=exc)) from exc
             except pm.PapermillExecutionError as exc:
                 raise ReportError(_("chapter {id} ({name}) failed: {error}").format(
                     id=cid, name=stem, error=f"{exc.ename}: {exc.evalue}")) from exc
@@ -396,6 +421,7 @@ def _build(scen, out, chosen, force, progress, timeout, workers, notebooks_dir, 
         if pool is not None:
             from concurrent.futures import wait
 
+            stopping.set()  # no chapter starts another kernel once the build stops
             pool.shutdown(wait=False, cancel_futures=True)
             # the chapters still running would be thrown away: end their kernels now, then let
             # their threads finish before the folder goes

@@ -75,6 +75,83 @@ def test_failing_chapter_is_named_and_leaves_nothing_behind(tmp_path):
     assert not list(tmp_path.glob("out*")), "a failed report must not leave a folder behind"
 
 
+@pytest.fixture
+def port_taken_by_another_process():
+    """A port something else listens on, and a way to hand it to the next kernels as if it were free.
+
+    jupyter_client picks a free port, closes it and passes it to the kernel; a process that binds it in between
+    makes the kernel die at start-up with "Address already in use" (jupyter_client issue 487). ``give(n)`` makes
+    the next ``n`` kernels receive that port for their shell channel; it returns the list of kernels that got it."""
+    import socket
+
+    from jupyter_client.connect import LocalPortCache
+
+    holder = socket.socket()
+    holder.bind(("127.0.0.1", 0))
+    holder.listen()
+    taken = holder.getsockname()[1]
+    real = LocalPortCache.find_available_port
+    handed = []
+    left = [0]
+    calls = [0]
+
+    def find_available_port(self, ip):
+        # a kernel asks for five ports in a row, its shell port first (one chapter at a time here); the held
+        # port replaces the shell port while any are left to give
+        first_of_five = calls[0] % 5 == 0
+        calls[0] += 1
+        if first_of_five and left[0] > 0:
+            left[0] -= 1
+            handed.append(taken)
+            return taken
+        return real(self, ip)
+
+    def give(n):
+        left[0] = n
+        return handed
+
+    LocalPortCache.find_available_port = find_available_port
+    try:
+        yield give
+    finally:
+        LocalPortCache.find_available_port = real
+        holder.close()
+
+
+def test_a_chapter_whose_kernel_dies_at_start_up_runs_in_a_new_kernel(tmp_path, port_taken_by_another_process):
+    handed = port_taken_by_another_process(1)
+    index = build_report(ROOT / "examples" / "bert-inference-small-team.yaml", out_dir=tmp_path / "out",
+                         chapters=["00"], progress=False)
+    assert handed, "the test never gave a kernel the taken port, so it tried nothing"
+    assert index.exists() and (tmp_path / "out" / "00_catalogue.html").exists(), (
+        "a chapter whose first kernel could not bind its port must run in a second kernel, not fail the report")
+
+
+def test_a_chapter_whose_kernel_never_starts_fails_naming_the_chapter(tmp_path, port_taken_by_another_process,
+                                                                      monkeypatch):
+    import accelkit.report as report
+
+    monkeypatch.setattr(report, "_KERNEL_START_TRIES", 2)
+    handed = port_taken_by_another_process(2)
+    with pytest.raises(ReportError) as err:
+        build_report(ROOT / "examples" / "bert-inference-small-team.yaml", out_dir=tmp_path / "out",
+                     chapters=["00"], progress=False)
+    assert len(handed) == 2, f"two kernels should have been tried, {len(handed)} were"
+    assert "chapter 00 (00_catalogue): its kernel did not start in 2 tries" in str(err.value)
+    assert not list(tmp_path.glob("out*")), "a failed report must not leave a folder behind"
+
+
+def test_only_a_kernel_that_died_before_its_first_reply_is_started_again():
+    from nbclient.exceptions import DeadKernelError
+
+    from accelkit.report import _kernel_did_not_start
+
+    assert _kernel_did_not_start(RuntimeError("Kernel died before replying to kernel_info"))
+    assert not _kernel_did_not_start(DeadKernelError("Kernel died")), (
+        "a kernel that died while running a chapter may have run part of it: that is a failure, not a retry")
+    assert not _kernel_did_not_start(RuntimeError("the GPU caught fire"))
+
+
 def test_input_error_inside_a_chapter_fails_the_report(tmp_path):
     bad = tmp_path / "tiny.yaml"
     bad.write_text("workload: inference\nmodel: Llama-2 7B\n")
