@@ -196,3 +196,34 @@ def test_the_waves_step_sum_is_the_prompt_by_prompt_sum():
     fast = _floor_sum(n, C, L, L + C - 1)
     slow = np.vectorize(lambda n, L, C: sum(math.ceil(k * L / C) for k in range(1, n + 1)))(n, L, C)
     assert (fast == slow).all(), "the floor-sum differs from the prompt-by-prompt sum"
+
+
+def test_a_mean_output_length_that_is_not_whole_bounds_the_requests_a_load_test_counted():
+    from accelkit.projection.load_tests import requests_counted_at_least
+
+    # 1,000 − 1/1,300: the course table's Llama-3 8B, two H100 FP16, 100 clients of 200 tokens
+    assert requests_counted_at_least(999.9992307692307, 1000) == 1300
+    assert requests_counted_at_least(1000.0181818181818, 1000) == 55, "a mean above the nominal length bounds it too"
+    assert requests_counted_at_least(1000.0, 1000) == 1, "a whole mean says nothing about the count"
+    assert requests_counted_at_least(1000.0 - math.pi * 1e-7, 1000) == 1, (
+        "a mean that is no fraction with a small denominator must bound nothing, not invent a count")
+
+
+def test_the_course_tables_request_bounds_are_what_its_readme_says():
+    import importlib.util
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parent.parent
+    spec = importlib.util.spec_from_file_location("course_table_requests", root / "tools" / "course_table_requests.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    runs = tool.course_table_bounds(pd.read_csv(root / "data" / "validation" / "measured.csv"))
+    bounded = runs[runs["requests_at_least"] > 1]
+    readme = (root / "data" / "validation" / "README.md").read_text(encoding="utf-8")
+    said = f"{len(bounded)} of its {len(runs)} load runs show such a bound"
+    assert said in readme, f"data/validation/README.md should say '{said}'"
+    most = bounded.set_index("case_id")["requests_at_least"]
+    assert most["dli-nim-l3-8b-h100-fp16-tp2-c100-200-1000-ttft"] == 1300
+    assert most["dli-nim-l3-70b-h100-fp16-tp8-c100-7000-1000-ttft"] == 900

@@ -3,16 +3,19 @@
 :func:`first_wave_floor_s` is the least mean TTFT a closed-loop run can report when it counts its
 first wave; :func:`first_wave_problems` lists the cases of ``measured.csv`` whose annotations that
 bound, or the column's own values, rule out (:func:`~accelkit.projection.validation.load_measured`
-refuses them). Split out of :mod:`accelkit.projection.validation` (one job per module).
+refuses them). :func:`requests_counted_at_least` reads the least request count a run's mean token
+count implies, where the load test does not state it. Split out of :mod:`accelkit.projection.validation` (one job per module).
 """
 
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
 from ..tables import problem
 
-__all__ = ["first_wave_floor_s", "first_wave_problems"]
+__all__ = ["first_wave_floor_s", "first_wave_problems", "requests_counted_at_least"]
 
 
 def _opt(value):
@@ -80,3 +83,20 @@ def first_wave_problems(frame, name, extra_models=None):
                 f"prompts are 1/{int(r['requests_per_client'])} of its requests (their prefill at the dense peak); "
                 f"expected it empty (the run warmed up or sent more requests: its steady state)")))
     return problems
+
+
+def requests_counted_at_least(mean_tokens, nominal_tokens, most=100_000):
+    """The fewest requests a load test's mean output (or input) length can be the average of [requests].
+
+    Each request returns a whole number of tokens, so ``N`` requests averaging ``mean_tokens`` sum to a
+    whole number: ``N · (mean − nominal)`` is an integer, and ``N`` is a multiple of the denominator of
+    ``mean − nominal`` in lowest terms (999.99230769 = 1,000 − 1/1,300: at least 1,300 requests). The
+    mean is read as the nearest fraction with a denominator up to ``most``; a mean that is whole (or not
+    within 1e-9 of such a fraction) bounds nothing: 1 (the least there can be). Used on the GenAI-Perf
+    course table, whose rows state no request count (``data/validation/README.md``).
+    """
+    diff = Fraction(float(mean_tokens)) - Fraction(float(nominal_tokens))
+    near = diff.limit_denominator(most)
+    if abs(float(diff - near)) > 1e-9:
+        return 1
+    return near.denominator

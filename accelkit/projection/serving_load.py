@@ -151,10 +151,14 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       TTFT is the first wave's (``requests_per_client`` then changes nothing), median the mean, and the
       p90 the first wave's own 90th percentile (the prompt ``ceil(0.9·n)``'s step). Measured (the course
       table of NIM GenAI-Perf sweeps, Llama-3 8B and 70B on A100 and H100 at 10 clients; ``accelkit
-      validate``): 0.92-1.75× of this wave (median 1.16 for 200-token, 1.32 for 2,000-token prompts),
-      where a wave priced prompt by prompt was 1.4-2.6× short for 200- and 2,000-token prompts; NIM
-      1.8.0's 8B tables at 25-100 clients of 200-500-token prompts come in at 0.55-0.76× (their engine's
-      budget is not stated); with longer prompts and 50 clients or more the clients fall partly out of step.
+      validate``): 0.90-1.45× of this wave (median 1.08 for 200-token, 1.27 for 2,000-token prompts),
+      where a wave priced prompt by prompt was 1.4-2.6× short for 200- and 2,000-token prompts -- and
+      those runs averaged many waves, not the first alone: where the table's mean output length is not
+      whole it bounds the requests counted, at least 5.5-17 per client at 10 clients
+      (:func:`~accelkit.projection.load_tests.requests_counted_at_least`); NIM 1.8.0's 8B tables at 25-100
+      clients of 200-500-token prompts come in at 0.55-0.76× (their engine's budget is not stated); with
+      longer prompts and 50 clients or more the clients fall partly out of step (the course table's 100
+      clients of 7,000 tokens, at least 9 requests per client on eight H100s: 0.24×).
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:
