@@ -4,7 +4,8 @@
 first wave; :func:`first_wave_problems` lists the cases of ``measured.csv`` whose annotations that
 bound, or the column's own values, rule out (:func:`~accelkit.projection.validation.load_measured`
 refuses them). :func:`requests_counted_at_least` reads the least request count a run's mean token
-count implies, where the load test does not state it. Split out of :mod:`accelkit.projection.validation` (one job per module).
+count implies, where the load test does not state it. Split out of :mod:`accelkit.projection.validation`
+(one job per module).
 """
 
 from __future__ import annotations
