@@ -76,7 +76,7 @@ def test_failing_chapter_is_named_and_leaves_nothing_behind(tmp_path):
 
 
 @pytest.fixture
-def port_taken_by_another_process():
+def port_taken_by_another_process(monkeypatch):
     """A port something else listens on, and a way to hand it to the next kernels as if it were free.
 
     jupyter_client picks a free port, closes it and passes it to the kernel; a process that binds it in between
@@ -110,12 +110,9 @@ def port_taken_by_another_process():
         left[0] = n
         return handed
 
-    LocalPortCache.find_available_port = find_available_port
-    try:
-        yield give
-    finally:
-        LocalPortCache.find_available_port = real
-        holder.close()
+    monkeypatch.setattr(LocalPortCache, "find_available_port", find_available_port)
+    yield give
+    holder.close()
 
 
 def test_a_chapter_whose_kernel_dies_at_start_up_runs_in_a_new_kernel(tmp_path, port_taken_by_another_process):
