@@ -226,3 +226,30 @@ def test_the_course_tables_request_bounds_are_what_its_readme_says(monkeypatch):
     most = bounded.set_index("case_id")["requests_at_least"]
     assert most["dli-nim-l3-8b-h100-fp16-tp2-c100-200-1000-ttft"] == 1300
     assert most["dli-nim-l3-70b-h100-fp16-tp8-c100-7000-1000-ttft"] == 900
+
+
+def test_the_course_tables_context_cost_is_what_its_readme_says(monkeypatch):
+    from pathlib import Path
+
+    import pandas as pd
+
+    root = Path(__file__).resolve().parent.parent
+    monkeypatch.syspath_prepend(str(root / "tools"))
+    import course_table_context_cost  # tools/course_table_context_cost.py
+
+    measured = pd.read_csv(root / "data" / "validation" / "measured.csv")
+    slopes = course_table_context_cost.context_slopes(course_table_context_cost.course_table_one_client(measured))
+    assert len(slopes) == 12 and (slopes["points"] == 3).all(), "every setup of the course table has three prompts"
+    readme = (root / "data" / "validation" / "README.md").read_text(encoding="utf-8")
+    cycles = slopes["cycles_per_token_per_layer"]
+    us = slopes["us_per_layer_per_1k"]
+    for said in (f"Pearson's r at least {slopes['linearity'].min():.3f}",
+                 f"by {us.min():.1f}-{us.max():.1f} µs per layer per 1,000 tokens",
+                 f"{cycles.min():.1f}-{cycles.max():.1f} cycles of the"):
+        assert said in readme, f"data/validation/README.md should say '{said}'"
+    # the same setup at two tensor-parallel degrees: each device holds half the heads, the slope stays
+    pairs = slopes.groupby(["model", "device", "precision"])["slope_s_per_token"].agg(["min", "max", "count"])
+    pairs = pairs[pairs["count"] == 2]
+    assert len(pairs) == 5
+    spread = pairs["max"] / pairs["min"] - 1.0
+    assert (spread < 0.02).all(), f"the README says the slope stays within 2 % across tensor parallelism: {spread}"
