@@ -59,13 +59,18 @@ def first_wave_floor_s(case, extra_models=None, peaks=None):
     return (n + 1.0) / (2.0 * r) * t1
 
 
-def first_wave_problems(frame, name, extra_models=None):
+def first_wave_problems(frame, name, extra_models=None, load_categories=()):
     """Problems (``tables.problem``) of a typed ``measured.csv`` frame: a ``synchronized`` other
-    than 0 / 1, and a ``requests_per_client`` whose case's mean TTFT is below
+    than 0 / 1, a ``token_budget`` (the scheduler's tokens per step) on a case whose category is not
+    among ``load_categories``, and a ``requests_per_client`` whose case's mean TTFT is below
     :func:`first_wave_floor_s`."""
     from . import ceilings
 
     problems = []
+    if "token_budget" in frame:
+        for i, r in frame[frame["token_budget"].notna() & ~frame["category"].isin(load_categories)].iterrows():
+            problems.append(problem(name, i, "token_budget", f"the scheduler's tokens per step apply to a load test "
+                                    f"({', '.join(load_categories)}); got one on a {r['category']} case"))
     for i, r in frame[frame["synchronized"].notna() & ~frame["synchronized"].isin([0, 1])].iterrows():
         problems.append(problem(name, i, "synchronized", f"expected 1 (clients in step: a closed loop of "
                                 f"fixed lengths), 0 or empty; got {r['synchronized']!r}"))

@@ -158,7 +158,9 @@ def serve_load(step, prefill_alone, most, L, O, concurrency=None, request_rate=N
       (:func:`~accelkit.projection.load_tests.requests_counted_at_least`); NIM 1.8.0's 8B tables at 25-100
       clients of 200-500-token prompts come in at 0.55-0.76× (their engine's budget is not stated); with
       longer prompts and 50 clients or more the clients fall partly out of step (the course table's 100
-      clients of 7,000 tokens, at least 9 requests per client on eight H100s: 0.24×).
+      clients of 7,000 tokens, at least 9 requests per client on eight H100s: 0.24×; vLLM on a TPU v6e-8,
+      64 clients of 1,000 tokens at 512 tokens per step, 47 requests each: 0.08×, where the first wave
+      counted once and a steady state after it give 0.79× of the measurement).
     * **TPOT**: mean = the step with the running batch and its share of prompt tokens
       (:func:`serve_core`); a request's TPOT averages ``O − 1`` steps of which a share
       ``rho`` carries a prompt chunk, so its spread is binomial:

@@ -58,7 +58,7 @@ CONVENTIONS = ("6N", "6N+attn", "palm", "megatron_full_recompute", "megatron_no_
 
 _INT_COLS = ["n_devices", "tensor_parallel", "pipeline_parallel", "batch_size", "max_batch_size", "input_tokens",
              "output_tokens", "seq_len", "micro_batch", "virtual_stages", "context_parallel", "zero_stage", "concurrency",
-             "expert_parallel", "requests_per_client", "synchronized"]
+             "expert_parallel", "requests_per_client", "synchronized", "token_budget"]
 _FLOAT_COLS = ["value", "global_batch_tokens", "network_gbps", "tokens", "serving_reserve_fraction", "message_bytes",
                "table_share_on_device"]
 
@@ -127,7 +127,7 @@ def load_measured(path=None):
         problems += _mixed_within_a_source(frame, "known_gap", path.name, "gives different known_gap texts; expected "
                                            "one reason for the whole source, or none")
         # a mean TTFT that counts its first wave as 1/r of the requests cannot beat that wave's prefill at the peak
-        problems += first_wave_problems(frame, path.name, load_validation_models())
+        problems += first_wave_problems(frame, path.name, load_validation_models(), LOAD_CATEGORIES)
     raise_problems(path.name, problems, CatalogError)
     return frame
 
@@ -284,8 +284,8 @@ def _predict_case(case, extra_models=None, **constant_overrides):
                   kv_precision=case["kv_precision"] or None, schedule=case["schedule"] or "continuous",
                   max_batch_size=_opt(case["max_batch_size"]), check_memory=False,
                   concurrency=_opt(case.get("concurrency")), expert_parallel=_opt(case.get("expert_parallel")),
-                  requests_per_client=_opt(case.get("requests_per_client")),
-                  synchronized=bool(_opt(case.get("synchronized"))), stack=case.get("stack") or None,
+                  requests_per_client=_opt(case.get("requests_per_client")), stack=case.get("stack") or None,
+                  synchronized=bool(_opt(case.get("synchronized"))), token_budget=_opt(case.get("token_budget")),
                   **{**({"serving_reserve_fraction": float(case["serving_reserve_fraction"])}
                         if case.get("serving_reserve_fraction") == case.get("serving_reserve_fraction") else {}),
                      **constant_overrides})
