@@ -397,8 +397,8 @@ def test_ranges_hold_about_the_stated_share_of_the_fit_sources(results):
 
 #: kinds whose range holds less than 70 % of their own fit measurements, and why
 #: (empty since the vLLM-on-TPU load test joined the fit sources: TTFT under load, 0.08x there at the recipe's
-#: 512 tokens per step, keeps every kind's share with a term of 2.62 -- a range of x/÷ 3.6, wide because the
-#: sources disagree)
+#: 512 tokens per step, holds 90 % of its fit measurements with a term of 2.62 -- a range of x/÷ 3.6, wide
+#: because the sources disagree)
 FIT_COVERAGE_SHORT = {}
 
 

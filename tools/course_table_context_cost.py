@@ -11,10 +11,11 @@ layer, is what the attention of one decode step pays per token of context. Print
   over the whole GPU does: FlashDecoding, TensorRT-LLM's multi-block mode);
 - the measured slope in cycles of the device's boost clock (``data/clocks_caches.csv``) per token per layer.
 
-A slope that stays the same when tensor parallelism halves each device's heads, and that scales with the
-clock rather than the bandwidth, is the time of one thread block walking one head's cache token by token:
-an attention kernel that does not split a sequence over the GPU. NIM 1.8.0's tables (the ``llm-guesstimator``
-CSVs, five clients) are printed beside it for contrast. Measured only: nothing here changes the engine.
+A slope that stays the same when tensor parallelism halves each device's heads and cache, and that an 8-bit
+cache (half the bytes) does not shorten, is not the cache's bandwidth: it is the time of one thread block
+walking one head's cache token by token, an attention kernel that does not split a sequence over the GPU. NIM 1.8.0's tables (the ``llm-guesstimator``
+CSVs, five clients) are printed beside it for contrast: a step there attends five sequences, so compare its
+microseconds with the engine's, not its cycles with one client's. Measured only: nothing here changes the engine.
 """
 
 from __future__ import annotations
