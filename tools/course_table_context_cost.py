@@ -13,9 +13,10 @@ layer, is what the attention of one decode step pays per token of context. Print
 
 A slope that stays the same when tensor parallelism halves each device's heads and cache, and that an 8-bit
 cache (half the bytes) does not shorten, is not the cache's bandwidth: it is the time of one thread block
-walking one head's cache token by token, an attention kernel that does not split a sequence over the GPU. NIM 1.8.0's tables (the ``llm-guesstimator``
-CSVs, five clients) are printed beside it for contrast: a step there attends five sequences, so compare its
-microseconds with the engine's, not its cycles with one client's. Measured only: nothing here changes the engine.
+walking one head's cache token by token, an attention kernel that does not split a sequence over the GPU.
+NIM 1.8.0's tables (the ``llm-guesstimator`` CSVs, five clients) are printed beside it for contrast: a step there
+attends five sequences, so compare its microseconds with the engine's, not its cycles with one client's.
+Measured only: nothing here changes the engine.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-COURSE = "ch10_inference/inference_gpu_cluster_sizing"
+from course_table_requests import COURSE  # noqa: E402  (the sibling tool's one definition of the source)
+
 NIM_180 = "llm-guesstimator/tested_benchmarks/"
 SETUP = ["model", "device", "precision", "tensor_parallel"]
 
@@ -43,12 +45,12 @@ def context_slopes(cases, value="value"):
     """Per setup: the least-squares slope of ``value`` (s per output token) on the mean context [s/token].
 
     Also ``n_layers`` (from the model preset), ``us_per_layer_per_1k`` (the slope per layer per 1,000
-    tokens, microseconds), ``cycles_per_token_per_layer`` (the slope per layer times the device's boost
-    clock, ``data/clocks_caches.csv``) and ``linearity`` (Pearson's r of the points).
+    tokens, microseconds), ``cycles_per_token_per_layer`` (the slope per layer times the device's GPU
+    clock, :func:`accelkit.projection.clocks_caches.gpu_clocks`) and ``linearity`` (Pearson's r of the points).
     """
+    from accelkit.projection.clocks_caches import gpu_clocks
     from accelkit.projection.shapes import resolve_model
 
-    clocks_hz = pd.read_csv(ROOT / "data" / "clocks_caches.csv").set_index("device")["boost_clock_mhz"] * 1e6
     rows = []
     for setup, points in cases.groupby(SETUP, sort=True):
         x, y = _mean_context(points).to_numpy(float), points[value].to_numpy(float)
@@ -56,7 +58,7 @@ def context_slopes(cases, value="value"):
         layers = resolve_model(setup[0]).n_layers
         rows.append(dict(zip(SETUP, setup), points=len(points), n_layers=layers, slope_s_per_token=slope,
                          us_per_layer_per_1k=slope / layers * 1e9,
-                         cycles_per_token_per_layer=slope / layers * clocks_hz.get(setup[1], np.nan),
+                         cycles_per_token_per_layer=slope / layers * gpu_clocks([setup[1]])[0][0],
                          linearity=np.corrcoef(x, y)[0, 1]))
     return pd.DataFrame(rows)
 
